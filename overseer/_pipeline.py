@@ -1,0 +1,387 @@
+"""The oversight pipeline: a step goes in, the scorers judge it, the policy decides, a verdict comes out, and the
+decision is recorded.
+
+All scoring runs on one event loop that the :class:`Overseer` owns, on a thread of its own. That is what makes
+the sync entry points honest (``judge`` works inside a running event loop; it never calls ``asyncio.run``), lets
+one instance serve any number of threads and loops, and gives scorers one loop to batch on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from collections import Counter
+from collections.abc import Coroutine, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from opentelemetry.trace import Span
+
+from overseer.policy import Policy, PolicyEngine, TrajectoryContext, load_policy
+from overseer.scorers import CompositeScorer, ScoreRequest, StepScorer
+from overseer.scorers._registry import build_scorers
+from overseer.steps import Observation, Step, ToolCall, Verdict
+from overseer.store import AuditStore
+from overseer.telemetry import Telemetry
+
+__all__ = ["Overseer", "TrajectoryHandle"]
+
+T = TypeVar("T")
+
+
+class _Portal:
+    """An event loop running on a daemon thread; coroutines from any thread or loop run there."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            with self._lock:
+                if self._loop is None:
+                    loop = asyncio.new_event_loop()
+                    ready = threading.Event()
+
+                    def run() -> None:
+                        asyncio.set_event_loop(loop)
+                        loop.call_soon(ready.set)
+                        loop.run_forever()
+
+                    self._thread = threading.Thread(target=run, name="overseer-loop", daemon=True)
+                    self._thread.start()
+                    ready.wait()
+                    self._loop = loop
+        return self._loop
+
+    def on_loop(self) -> bool:
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on the portal and wait for it (from any thread but the portal's own)."""
+        if self.on_loop():
+            coro.close()
+            raise RuntimeError("a sync overseer call was made from overseer's own loop; await the async twin instead")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    async def acall(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await a coroutine on the portal from any event loop."""
+        if self.on_loop():
+            return await coro
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
+
+    def close(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or self.on_loop():
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        if not thread.is_alive():
+            loop.close()
+        self._loop = None
+        self._thread = None
+
+
+class TrajectoryHandle:
+    """One trajectory under oversight. Made by :meth:`Overseer.trajectory`; judge its steps in order.
+
+    Steps are numbered when they are submitted, so concurrent submissions (parallel tool calls) keep the order
+    in which they were made; each is scored concurrently with the others but decided in that order.
+    """
+
+    def __init__(self, overseer: Overseer, trajectory_id: str, task: str, metadata: Mapping[str, Any]) -> None:
+        self.overseer = overseer
+        self.id = trajectory_id
+        self.task = task
+        self.metadata = dict(metadata)
+        self.agent: str | None = metadata.get("agent") if isinstance(metadata.get("agent"), str) else None
+        self.verdicts: list[Verdict] = []
+        """Every verdict so far, in order."""
+        self.ended = False
+        self._steps: list[Step] = []
+        self._lock = threading.Lock()
+        self._ctx = TrajectoryContext(task=task)
+        self._next = 0
+        self._done: set[int] = set()
+        self._waiters: dict[int, asyncio.Future[None]] = {}
+        self._span: Span | None = None
+        self._counts: Counter[str] = Counter()
+
+    def __repr__(self) -> str:
+        return f"TrajectoryHandle({self.id!r}, steps={len(self._steps)})"
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The steps submitted so far."""
+        return tuple(self._steps)
+
+    @property
+    def halted(self) -> bool:
+        """Whether the policy's trajectory-level stop has fired."""
+        return self._ctx.halted
+
+    def _register(self, step: Step) -> tuple[int, tuple[Step, ...]]:
+        with self._lock:
+            if self.ended:
+                raise RuntimeError(f"trajectory {self.id!r} has ended")
+            index = len(self._steps)
+            self._steps.append(step)
+            return index, tuple(self._steps[:index])
+
+    async def ajudge(self, step: Step) -> Verdict:
+        """Score and decide one step, record the decision, and return the verdict."""
+        index, history = self._register(step)
+        return await self.overseer._portal.acall(self.overseer._judge(self, index, history, step))
+
+    def judge(self, step: Step) -> Verdict:
+        """The sync twin of :meth:`ajudge`; safe to call while an event loop runs in this thread."""
+        index, history = self._register(step)
+        return self.overseer._portal.call(self.overseer._judge(self, index, history, step))
+
+    async def aevaluate(self, step: Step) -> Verdict:
+        """Score and decide a candidate step against the history so far, without adding or recording it."""
+        with self._lock:
+            history = tuple(self._steps)
+        return await self.overseer._portal.acall(self.overseer._evaluate(self, history, step))
+
+    def evaluate(self, step: Step) -> Verdict:
+        """The sync twin of :meth:`aevaluate`."""
+        with self._lock:
+            history = tuple(self._steps)
+        return self.overseer._portal.call(self.overseer._evaluate(self, history, step))
+
+    async def aend(self, status: str = "completed") -> None:
+        """End the trajectory: record its outcome and let the scorers free what they keep for it."""
+        with self._lock:
+            if self.ended:
+                return
+            self.ended = True
+        await self.overseer._portal.acall(self.overseer._end(self, status))
+
+    def end(self, status: str = "completed") -> None:
+        """The sync twin of :meth:`aend`."""
+        with self._lock:
+            if self.ended:
+                return
+            self.ended = True
+        self.overseer._portal.call(self.overseer._end(self, status))
+
+    # turn-taking on the portal loop: step n is decided after steps 0..n-1
+    async def _wait_turn(self, index: int) -> None:
+        while self._next != index:
+            future = asyncio.get_running_loop().create_future()
+            self._waiters[index] = future
+            await future
+
+    def _finish_turn(self, index: int) -> None:
+        self._done.add(index)
+        while self._next in self._done:
+            self._done.discard(self._next)
+            self._next += 1
+        waiter = self._waiters.pop(self._next, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def __enter__(self) -> TrajectoryHandle:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.end("completed" if exc is None else "error")
+
+    async def __aenter__(self) -> TrajectoryHandle:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aend("completed" if exc is None else "error")
+
+
+class Overseer:
+    """Judges the steps of any number of concurrent trajectories under one policy.
+
+    Args:
+        policy: a :class:`Policy`, a policy file, a dict, or a shipped policy's name (``"default"``).
+        scorers: the scorers to run; by default those the policy's ``scorers`` section names.
+        store: an audit store (or its URL) to record every decision in; ``None`` records to no store.
+        telemetry: a :class:`Telemetry` of your own (then leave ``store`` out).
+
+    Example::
+
+        overseer = Overseer("default", store="sqlite:///audit.db")
+        with overseer.trajectory(task="Pay the bill") as run:
+            verdict = run.judge(ToolCall(tool="send_money", args={"recipient": "UK12..."}))
+            if verdict.action == "block": ...
+        overseer.close()
+    """
+
+    def __init__(
+        self,
+        policy: Policy | str | Path | Mapping[str, Any] = "default",
+        *,
+        scorers: Sequence[StepScorer] | None = None,
+        store: AuditStore | str | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        self.policy = load_policy(policy)
+        self.engine = PolicyEngine(self.policy)
+        self.scorer = CompositeScorer(
+            list(scorers) if scorers is not None else build_scorers(self.policy.scorers),
+            timeout_s=self.policy.scorer_timeout_s,
+        )
+        if telemetry is not None and store is not None:
+            raise ValueError("give either store or telemetry, not both")
+        self.telemetry = telemetry or Telemetry(store=store)
+        self._portal = _Portal()
+        self._trajectories: dict[str, TrajectoryHandle] = {}
+        self._ids = itertools.count(1)
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"Overseer(policy={self.policy.id!r}, scorer={self.scorer.id!r})"
+
+    # --- trajectories ----------------------------------------------------------------------------------------
+
+    def trajectory(
+        self, task: str, *, id: str | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> TrajectoryHandle:
+        """Start overseeing a trajectory (or return the open one with this ``id``)."""
+        if self._closed:
+            raise RuntimeError("this Overseer is closed")
+        if id is not None and (existing := self._trajectories.get(id)) is not None and not existing.ended:
+            return existing
+        trajectory_id = id or f"traj-{time.time_ns():x}-{next(self._ids)}"
+        handle = TrajectoryHandle(self, trajectory_id, task, metadata or {})
+        handle._span = self.telemetry.start_trajectory(trajectory_id, task, handle.metadata, self.policy.id)
+        self._trajectories[trajectory_id] = handle
+        return handle
+
+    def get(self, trajectory_id: str) -> TrajectoryHandle | None:
+        """The open trajectory with this id, if any."""
+        return self._trajectories.get(trajectory_id)
+
+    @property
+    def open_trajectories(self) -> list[TrajectoryHandle]:
+        """Trajectories started and not yet ended."""
+        return [h for h in self._trajectories.values() if not h.ended]
+
+    # --- the work, on the portal loop ------------------------------------------------------------------------
+
+    def _verdict(self, handle: TrajectoryHandle, index: int, step: Step, decision: Any, outcome: Any) -> Verdict:
+        tool = step.tool if isinstance(step, (ToolCall, Observation)) else None
+        call_id = step.call_id if isinstance(step, (ToolCall, Observation)) else None
+        resample = decision.resample if decision.action == "resample" else None
+        return Verdict(
+            trajectory_id=handle.id,
+            index=index,
+            step_id=step.id,
+            kind=step.kind,
+            tool=tool,
+            call_id=call_id,
+            scores={name: s.value for name, s in outcome.scores.items()},
+            action=decision.action,
+            rule=decision.rule,
+            reason=decision.reason,
+            policy=self.policy.id,
+            scorer=self.scorer.id,
+            halt=decision.halt,
+            candidates=resample.candidates if resample else None,
+            fallback=resample.fallback if resample else None,
+            errors=dict(outcome.errors),
+        )
+
+    async def _judge(self, handle: TrajectoryHandle, index: int, history: tuple[Step, ...], step: Step) -> Verdict:
+        started = time.time_ns()
+        try:
+            request = ScoreRequest(
+                trajectory_id=handle.id, task=handle.task, history=history, step=step, metadata=handle.metadata
+            )
+            outcome = (await self.scorer.score_detailed([request]))[0]
+            await handle._wait_turn(index)
+            decision = self.engine.decide(step, outcome.scores, handle._ctx, outcome.errors)
+            self.engine.commit(step, outcome.scores, decision, handle._ctx)
+            verdict = self._verdict(handle, index, step, decision, outcome)
+            handle.verdicts.append(verdict)
+            handle._counts[verdict.action] += 1
+            assert handle._span is not None
+            self.telemetry.record_step(
+                handle._span,
+                step=step,
+                verdict=verdict,
+                scores=outcome.scores,
+                started_ns=started,
+                agent=handle.agent,
+                trajectory=(handle.task, handle.metadata) if index == 0 else None,
+            )
+            return verdict
+        finally:
+            handle._finish_turn(index)
+
+    async def _evaluate(self, handle: TrajectoryHandle, history: tuple[Step, ...], step: Step) -> Verdict:
+        request = ScoreRequest(
+            trajectory_id=handle.id, task=handle.task, history=history, step=step, metadata=handle.metadata
+        )
+        outcome = (await self.scorer.score_detailed([request]))[0]
+        decision = self.engine.decide(step, outcome.scores, handle._ctx, outcome.errors)
+        return self._verdict(handle, len(history), step, decision, outcome)
+
+    async def _end(self, handle: TrajectoryHandle, status: str) -> None:
+        if handle.halted and status == "completed":
+            status = "halted"
+        await self.scorer.end_trajectory(handle.id)
+        if handle._span is not None:
+            counts = {"steps": len(handle._steps), **handle._counts}
+            self.telemetry.end_trajectory(
+                handle._span, task=handle.task, metadata=handle.metadata, status=status, counts=counts
+            )
+        self._trajectories.pop(handle.id, None)
+
+    # --- lifecycle --------------------------------------------------------------------------------------------
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every decision so far is in the audit store (or its spill)."""
+        return self.telemetry.flush(timeout_s)
+
+    async def aclose(self) -> None:
+        """End open trajectories (as ``abandoned``), close the scorers, and flush the audit trail."""
+        if self._closed:
+            return
+        for handle in self.open_trajectories:
+            await handle.aend("abandoned")
+        await self._portal.acall(self.scorer.aclose())
+        self._closed = True
+        await asyncio.get_running_loop().run_in_executor(None, self._shutdown)
+
+    def close(self) -> None:
+        """The sync twin of :meth:`aclose`."""
+        if self._closed:
+            return
+        for handle in self.open_trajectories:
+            handle.end("abandoned")
+        self._portal.call(self.scorer.aclose())
+        self._closed = True
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        self.telemetry.shutdown()
+        self._portal.close()
+
+    def __enter__(self) -> Overseer:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Overseer:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+

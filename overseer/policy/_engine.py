@@ -1,0 +1,297 @@
+"""The policy engine: compiled once per policy, it turns a step's scores and its trajectory so far into a decision."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from overseer.policy._model import SEVERITY, ArgsFrom, Policy, ResampleSpec, StepMatch, When
+from overseer.scorers._rules import find_targets
+from overseer.steps import Action, Message, Observation, Score, Step, ToolCall
+
+__all__ = ["Decision", "PolicyEngine", "TrajectoryContext"]
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+#-]*[A-Za-z0-9]")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the policy decided about one step."""
+
+    action: Action
+    rule: str | None
+    reason: str
+    halt: bool = False
+    resample: ResampleSpec | None = None
+
+
+@dataclass(slots=True)
+class _Seen:
+    step: Step
+    scores: Mapping[str, float]
+    action: Action
+    lowered: str
+
+
+@dataclass(slots=True)
+class TrajectoryContext:
+    """The policy's memory of one trajectory: earlier steps with their scores and decisions, and counters."""
+
+    task: str
+    seen: list[_Seen] = field(default_factory=list)
+    trusted: list[str] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    calls: Counter[str] = field(default_factory=Counter)
+    halted: bool = False
+
+    def __post_init__(self) -> None:
+        self.trusted.append(self.task.lower())
+
+    def add(self, step: Step, scores: Mapping[str, float], action: Action) -> None:
+        """Remember a decided step."""
+        self.seen.append(_Seen(step, scores, action, step.text().lower()))
+        self.counts[action] += 1
+        if isinstance(step, Message) and step.role == "user":
+            self.trusted.append(step.content.lower())
+        elif isinstance(step, ToolCall):
+            self.calls[step.text()] += 1
+
+
+def _globs(value: str | list[str] | None) -> re.Pattern[str] | None:
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else value
+    return re.compile("|".join(fnmatch.translate(g) for g in items))
+
+
+def _set(value: str | list[str] | None) -> frozenset[str] | None:
+    if value is None:
+        return None
+    return frozenset([value] if isinstance(value, str) else value)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.2f}"
+
+
+class _Match:
+    """A compiled :class:`StepMatch`."""
+
+    def __init__(self, spec: StepMatch) -> None:
+        self.kinds = _set(spec.kind)
+        self.tool = _globs(spec.tool)
+        self.content = re.compile(spec.content, re.IGNORECASE) if spec.content else None
+        self.bounds = [(name, b.below, b.above) for name, b in (spec.score or {}).items()]
+        self.actions = _set(spec.action)
+
+    def test(self, step: Step, scores: Mapping[str, float], action: Action | None, why: list[str]) -> bool:
+        if self.kinds is not None and step.kind not in self.kinds:
+            return False
+        if self.tool is not None:
+            tool = step.tool if isinstance(step, (ToolCall, Observation)) else None
+            if tool is None or self.tool.match(tool) is None:
+                return False
+        if self.actions is not None and (action is None or action not in self.actions):
+            return False
+        for name, below, above in self.bounds:
+            value = scores.get(name)
+            if value is None or (below is not None and not value < below) or (above is not None and not value > above):
+                return False
+            if below is not None:
+                why.append(f"{name} {_fmt(value)} < {_fmt(below)}")
+            if above is not None:
+                why.append(f"{name} {_fmt(value)} > {_fmt(above)}")
+        if self.content is not None:
+            found = self.content.search(step.text())
+            if found is None:
+                return False
+            why.append(f"text matches {found.group(0)[:60]!r}")
+        return True
+
+
+def _describe(index: int, step: Step) -> str:
+    tool = f" of {step.tool}" if isinstance(step, Observation) and step.tool else ""
+    tool = f" {step.tool}" if isinstance(step, ToolCall) else tool
+    return f"step {index} ({step.kind}{tool})"
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _arg_values(args: Mapping[str, Any], min_length: int) -> set[str]:
+    """The values of a call's arguments worth tracing back: short strings whole, and in any string the URLs,
+    e-mail addresses and tokens that carry a digit or a separator (account numbers, ids, paths)."""
+    values: set[str] = set()
+    for text in _strings(args):
+        lowered = text.strip().lower()
+        if min_length <= len(lowered) <= 120:
+            values.add(lowered)
+        values.update(find_targets(text))
+        for token in _TOKEN.findall(lowered):
+            if len(token) >= min_length and any(c.isdigit() or c in "@/." for c in token):
+                values.add(token)
+    return {v for v in values if len(v) >= min_length}
+
+
+class _Rule:
+    def __init__(self, name: str, when: When, action: Action, reason: str | None, resample: ResampleSpec | None):
+        self.name = name
+        self.action = action
+        self.reason = reason
+        self.resample = resample
+        self.match = _Match(when)
+        self.args = [(_globs(k), re.compile(v, re.IGNORECASE)) for k, v in (when.args or {}).items()]
+        self.after = _Match(when.after) if when.after else None
+        self.args_from: tuple[_Match, ArgsFrom] | None = (_Match(when.args_from), when.args_from) if when.args_from else None
+        self.repeated = when.repeated
+
+    def test(self, step: Step, scores: Mapping[str, float], ctx: TrajectoryContext) -> list[str] | None:
+        why: list[str] = []
+        if not self.match.test(step, scores, None, why):
+            return None
+        if self.args:
+            if not isinstance(step, ToolCall):
+                return None
+            for key_glob, regex in self.args:
+                hit = next(
+                    (
+                        (k, m)
+                        for k, v in step.args.items()
+                        if key_glob is not None and key_glob.match(k)
+                        for m in [regex.search(v if isinstance(v, str) else repr(v))]
+                        if m
+                    ),
+                    None,
+                )
+                if hit is None:
+                    return None
+                why.append(f"argument {hit[0]!r} matches {hit[1].group(0)[:60]!r}")
+        if self.repeated is not None:
+            if not isinstance(step, ToolCall):
+                return None
+            times = ctx.calls[step.text()]
+            if times < self.repeated:
+                return None
+            why.append(f"the same call was made {times} time(s) before")
+        if self.after is not None:
+            found = next(
+                (i for i, s in enumerate(ctx.seen) if self.after.test(s.step, s.scores, s.action, [])), None
+            )
+            if found is None:
+                return None
+            why.append(f"after {_describe(found, ctx.seen[found].step)}")
+        if self.args_from is not None:
+            origin = self._trace(step, ctx)
+            if origin is None:
+                return None
+            why.append(origin)
+        return why
+
+    def _trace(self, step: Step, ctx: TrajectoryContext) -> str | None:
+        assert self.args_from is not None
+        match, spec = self.args_from
+        if not isinstance(step, ToolCall):
+            return None
+        values = _arg_values(step.args, spec.min_length)
+        values = {v for v in values if not any(v in t for t in ctx.trusted)}
+        if not values:
+            return None
+        for i, seen in enumerate(ctx.seen):
+            if seen.step is step or not match.test(seen.step, seen.scores, seen.action, []):
+                continue
+            carried = sorted(v for v in values if v in seen.lowered)
+            if carried:
+                shown = ", ".join(repr(v[:40]) for v in carried[:3])
+                return f"argument value {shown} first seen in {_describe(i, seen.step)}, not in the task"
+        return None
+
+
+class PolicyEngine:
+    """Decides steps under one policy. Build it once; :meth:`decide` is cheap and has no side effects."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self._rules = [_Rule(r.name, r.when, r.action, r.reason, r.resample) for r in policy.rules]
+
+    def decide(
+        self,
+        step: Step,
+        scores: Mapping[str, Score],
+        ctx: TrajectoryContext,
+        errors: Mapping[str, str] | None = None,
+    ) -> Decision:
+        """The decision for ``step`` given its scores, the trajectory so far and any scorer failures."""
+        values = {name: s.value for name, s in scores.items()}
+        decision = self._rules_decision(step, scores, values, ctx)
+        if errors:
+            on_error = self.policy.on_scorer_error
+            failed = "; ".join(f"{name}: {message}" for name, message in errors.items())
+            if SEVERITY[on_error] > SEVERITY[decision.action]:
+                decision = Decision(on_error, "on_scorer_error", f"scorer failed ({failed})")
+            elif on_error != "allow":
+                decision = Decision(decision.action, decision.rule, f"{decision.reason}; scorer failed ({failed})",
+                                    resample=decision.resample)
+        return self._with_stop(decision, ctx)
+
+    def _rules_decision(
+        self, step: Step, scores: Mapping[str, Score], values: Mapping[str, float], ctx: TrajectoryContext
+    ) -> Decision:
+        for rule in self._rules:
+            why = rule.test(step, values, ctx)
+            if why is None:
+                continue
+            if rule.reason:
+                reason = rule.reason.format_map(_Defaulting(tool=getattr(step, "tool", None) or "", kind=step.kind))
+            else:
+                reason = "; ".join(why) or f"rule {rule.name} matches every {step.kind}"
+                explanations = [
+                    f"{name}: {s.explanation}"
+                    for name, s in scores.items()
+                    if s.explanation and any(part.startswith(name + " ") for part in why)
+                ]
+                if explanations:
+                    reason += " [" + "; ".join(explanations) + "]"
+            return Decision(rule.action, rule.name, reason, resample=rule.resample)
+        return Decision(self.policy.default_action, None, "no rule matched")
+
+    def _with_stop(self, decision: Decision, ctx: TrajectoryContext) -> Decision:
+        stop = self.policy.stop
+        if stop is None:
+            return decision
+        if ctx.halted:
+            return Decision(decision.action, decision.rule, decision.reason, True, decision.resample)
+        counts = ctx.counts.copy()
+        counts[decision.action] += 1
+        limits = (
+            ("block", "blocked", stop.after_blocked),
+            ("flag", "flagged", stop.after_flagged),
+            ("escalate", "escalated", stop.after_escalated),
+        )
+        for action, done, limit in limits:
+            if limit is not None and counts[action] >= limit:
+                reason = f"{decision.reason}; stop: {counts[action]} step(s) {done}, limit {limit}"
+                return Decision(decision.action, decision.rule, reason, True, decision.resample)
+        return decision
+
+    def commit(self, step: Step, scores: Mapping[str, Score], decision: Decision, ctx: TrajectoryContext) -> None:
+        """Record a decided step in the trajectory's context."""
+        ctx.add(step, {name: s.value for name, s in scores.items()}, decision.action)
+        if decision.halt:
+            ctx.halted = True
+
+
+class _Defaulting(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"

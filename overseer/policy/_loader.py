@@ -1,0 +1,233 @@
+"""Load a policy from YAML: validate once, and say exactly where a mistake is (file, line, key path, a suggestion)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from overseer.exceptions import PolicyError
+from overseer.policy._model import Policy
+
+__all__ = ["BUILTIN_POLICIES", "builtin_policy_path", "load_policy", "policy_from_dict", "policy_from_file", "policy_from_text"]
+
+BUILTIN_POLICIES = ("default", "strict", "permissive")
+Lines = dict[tuple[str | int, ...], int]
+
+
+def _policies_dir() -> Path:
+    """The shipped policy packs: inside the installed package, or ``policies/`` of a source checkout."""
+    packaged = Path(str(resources.files("overseer"))) / "_policies"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "policies"
+
+
+def builtin_policy_path(name: str) -> Path:
+    """The file of a shipped policy (``default``, ``strict`` or ``permissive``)."""
+    if name not in BUILTIN_POLICIES:
+        raise PolicyError(name, [f"no shipped policy named {name!r}; shipped: {', '.join(BUILTIN_POLICIES)}"])
+    return _policies_dir() / f"{name}.yaml"
+
+
+def load_policy(source: Policy | Mapping[str, Any] | str | Path) -> Policy:
+    """A policy from a :class:`Policy`, a dict, a file path, or the name of a shipped policy."""
+    if isinstance(source, Policy):
+        return source
+    if isinstance(source, Mapping):
+        return policy_from_dict(source)
+    if isinstance(source, str) and source in BUILTIN_POLICIES and not Path(source).exists():
+        return policy_from_file(builtin_policy_path(source))
+    return policy_from_file(source)
+
+
+def policy_from_file(path: str | Path) -> Policy:
+    """Load and validate a policy file.
+
+    Raises:
+        PolicyError: the file is missing, is not YAML, or does not validate; the message names the line.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PolicyError(str(path), ["file not found"]) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise PolicyError(str(path), [f"cannot read: {err}"]) from None
+    return policy_from_text(text, source=str(path), base_dir=path.parent)
+
+
+def policy_from_text(text: str, *, source: str = "<string>", base_dir: Path | None = None) -> Policy:
+    """Load and validate a policy from YAML text. ``base_dir`` resolves a relative ``extends``."""
+    return _load(text, source, base_dir or Path.cwd(), ())
+
+
+def policy_from_dict(data: Mapping[str, Any], *, source: str = "<dict>") -> Policy:
+    """Validate a policy given as a dict."""
+    return _validate(dict(data), source, {}, Path.cwd(), ())
+
+
+def _load(text: str, source: str, base_dir: Path, chain: tuple[str, ...]) -> Policy:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise PolicyError(source, [f"{where}not valid YAML: {err.problem}"]) from None
+    except yaml.YAMLError as err:
+        raise PolicyError(source, [f"not valid YAML: {err}"]) from None
+    if not isinstance(data, dict):
+        raise PolicyError(source, ["the policy must be a mapping with at least 'name'"])
+    lines: Lines = {}
+    problems: list[str] = []
+    _index_lines(node, (), lines, problems)
+    if problems:
+        raise PolicyError(source, problems)
+    return _validate(data, source, lines, base_dir, chain)
+
+
+def _index_lines(node: yaml.Node | None, path: tuple[str | int, ...], lines: Lines, problems: list[str]) -> None:
+    """Record the line of every key, and reject duplicate keys (which YAML loaders silently drop)."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                problems.append(f"line {line}: {_path_text((*path, key))}: duplicate key")
+            seen.add(key)
+            lines[(*path, key)] = line
+            _index_lines(value_node, (*path, key), lines, problems)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[(*path, i)] = item.start_mark.line + 1
+            _index_lines(item, (*path, i), lines, problems)
+
+
+def _path_text(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    merged = {**base, **child}
+    merged.pop("extends", None)
+    if "scorers" in child and "scorers" in base:
+        merged["scorers"] = {**base["scorers"], **child["scorers"]}
+    child_rules = child.get("rules") or []
+    names = {r.get("name") for r in child_rules if isinstance(r, dict)}
+    merged["rules"] = [*child_rules, *[r for r in base.get("rules") or [] if r.get("name") not in names]]
+    return merged
+
+
+def _validate(data: dict[str, Any], source: str, lines: Lines, base_dir: Path, chain: tuple[str, ...]) -> Policy:
+    extends = data.get("extends")
+    if isinstance(extends, str):
+        base_path = base_dir / extends
+        if not base_path.exists() and extends in BUILTIN_POLICIES:
+            base_path = builtin_policy_path(extends)
+        key = str(base_path.resolve())
+        if key in chain:
+            raise PolicyError(source, [f"line {lines.get(('extends',), '?')}: extends: a cycle through {extends!r}"])
+        if not base_path.exists():
+            raise PolicyError(
+                source,
+                [f"line {lines.get(('extends',), '?')}: extends: no file {str(base_path)!r} and no shipped policy "
+                 f"named {extends!r} (shipped: {', '.join(BUILTIN_POLICIES)})"],
+            )
+        base = _load(base_path.read_text(encoding="utf-8"), str(base_path), base_path.parent, (*chain, key))
+        data = _merge(base.model_dump(mode="json", exclude_defaults=True), data)
+        data["extends"] = extends
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as err:
+        raise PolicyError(source, _explain(err, data, lines)) from None
+
+
+def _explain(err: ValidationError, data: Any, lines: Lines) -> list[str]:
+    problems: list[str] = []
+    seen: set[str] = set()
+    for error in err.errors(include_url=False):
+        path = _data_path(tuple(error["loc"]), data)
+        where = _path_text(path)
+        if where in seen:
+            continue  # a union reports one error per member; the first says enough
+        seen.add(where)
+        line = next((lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in lines), None)
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            valid = _valid_keys(path[:-1], data)
+            message = f"unknown key {path[-1]!r}"
+            close = difflib.get_close_matches(str(path[-1]), valid, n=1, cutoff=0.5)
+            if close:
+                message += f"; did you mean {close[0]!r}?"
+            elif valid:
+                message += f"; valid keys here: {', '.join(sorted(valid))}"
+        elif error["type"] == "missing":
+            message = f"missing required key {path[-1]!r}" if path else "missing required key"
+        elif error["type"] == "value_error":
+            message = message.removeprefix("Value error, ")
+        problems.append(f"{f'line {line}: ' if line else ''}{where}: {message}")
+    return problems
+
+
+def _data_path(loc: tuple[int | str, ...], data: Any) -> tuple[str | int, ...]:
+    """The part of pydantic's error location that names keys of the data (dropping union-member tags)."""
+    path: list[str | int] = []
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            path.append(part)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            path.append(part)
+            node = node[part]
+        elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str):
+            path.append(part)  # a missing key: name it
+        # anything else is a tag pydantic adds for a union member: skip it
+    return tuple(path)
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    return Policy.model_json_schema()
+
+
+def _resolve(node: dict[str, Any]) -> list[dict[str, Any]]:
+    defs = _schema().get("$defs", {})
+    if "$ref" in node:
+        return _resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
+    for union in ("anyOf", "oneOf", "allOf"):
+        if union in node:
+            return [n for member in node[union] for n in _resolve(member)]
+    return [node]
+
+
+def _valid_keys(path: tuple[str | int, ...], data: Any) -> list[str]:
+    """The keys allowed at ``path`` of the policy, from its JSON Schema."""
+    nodes = _resolve(_schema())
+    value = data
+    for part in path:
+        value = value[part] if isinstance(value, (dict, list)) else None
+        following: list[dict[str, Any]] = []
+        for node in nodes:
+            if isinstance(part, int) and "items" in node:
+                following += _resolve(node["items"])
+            elif isinstance(part, str) and part in node.get("properties", {}):
+                following += _resolve(node["properties"][part])
+            elif isinstance(part, str) and isinstance(node.get("additionalProperties"), dict):
+                following += _resolve(node["additionalProperties"])
+        nodes = [n for n in following if n.get("type") == "object" or "properties" in n]
+        if isinstance(value, dict) and isinstance(value.get("type"), str):  # a discriminated member
+            typed = [n for n in nodes if n.get("properties", {}).get("type", {}).get("const") == value["type"]]
+            nodes = typed or nodes
+    return sorted({key for node in nodes for key in node.get("properties", {})})

@@ -1,0 +1,313 @@
+"""The policy file's models. Every key is documented here; the JSON Schema is generated from these classes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from overseer.scorers._rules import RulesConfig
+from overseer.steps import Action, StepKind
+
+__all__ = [
+    "ConstantScorerSpec",
+    "Policy",
+    "PrmScorerSpec",
+    "PythonScorerSpec",
+    "ResampleSpec",
+    "Rule",
+    "RulesScorerSpec",
+    "ScoreBound",
+    "ScorerSpec",
+    "StepMatch",
+    "StopSpec",
+    "When",
+]
+
+_STRICT = ConfigDict(frozen=True, extra="forbid")
+Globs: TypeAlias = str | list[str]
+Kinds: TypeAlias = StepKind | list[StepKind]
+Actions: TypeAlias = Action | list[Action]
+NonResample: TypeAlias = Literal["allow", "flag", "block", "escalate"]
+
+SEVERITY: dict[str, int] = {"allow": 0, "flag": 1, "resample": 2, "escalate": 3, "block": 4}
+"""How severe each action is, for combining two decisions."""
+
+
+def _check_regex(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as err:
+            raise ValueError(f"invalid regular expression {value!r}: {err}") from None
+    return value
+
+
+class ScoreBound(BaseModel):
+    """A bound on one named score. ``below: 0.2`` holds when the score is < 0.2; ``above`` when it is >."""
+
+    model_config = _STRICT
+
+    below: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Holds when the score is strictly below this value."""
+    above: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Holds when the score is strictly above this value."""
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> ScoreBound:
+        if self.below is None and self.above is None:
+            raise ValueError("give 'below', 'above', or both")
+        return self
+
+
+class StepMatch(BaseModel):
+    """Conditions on one step; all given conditions must hold. Also used for earlier steps (``after``)."""
+
+    model_config = _STRICT
+
+    kind: Kinds | None = None
+    """The step kind, or a list of kinds."""
+    tool: Globs | None = None
+    """Glob(s) on the tool name (tool calls and observations)."""
+    content: str | None = None
+    """A regular expression searched (case-insensitively) in the step's text."""
+    score: dict[str, ScoreBound] | None = None
+    """Bounds on named scores; a score the step did not receive never matches."""
+    action: Actions | None = None
+    """The action decided for the step (meaningful for earlier steps in ``after`` / ``args_from``)."""
+
+    @field_validator("content")
+    @classmethod
+    def _content_regex(cls, value: str | None) -> str | None:
+        return _check_regex(value)
+
+
+class ArgsFrom(StepMatch):
+    """A tool call whose arguments carry a value first seen in an earlier step that matches these conditions."""
+
+    min_length: int = Field(default=5, ge=1)
+    """Ignore argument values shorter than this (so that small words and numbers do not match)."""
+
+
+class When(StepMatch):
+    """When a rule applies: conditions on the step and on the trajectory so far. All must hold."""
+
+    args: dict[str, str] | None = None
+    """Argument-name glob -> regular expression searched in that argument's value (as text or JSON)."""
+    args_from: ArgsFrom | None = None
+    """The call's arguments carry a value that first appeared in an earlier matching step, and not in the
+    task or a user message (for example: a recipient read from an untrusted web page)."""
+    after: StepMatch | None = None
+    """An earlier step of the trajectory matches these conditions."""
+    repeated: int | None = Field(default=None, ge=1)
+    """The same tool call (same tool, same arguments) was already made at least this many times."""
+
+    @model_validator(mode="after")
+    def _no_action(self) -> When:
+        if self.action is not None:
+            raise ValueError("'action' applies to earlier steps only: use it inside 'after' or 'args_from'")
+        return self
+
+    @field_validator("args")
+    @classmethod
+    def _arg_regexes(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for regex in (value or {}).values():
+            _check_regex(regex)
+        return value
+
+
+class ResampleSpec(BaseModel):
+    """How to resample: draw candidates, keep the best-scored one that passes."""
+
+    model_config = _STRICT
+
+    candidates: int = Field(default=4, ge=2, le=32)
+    """How many candidates to draw in all."""
+    keep: Literal["best"] = "best"
+    """Which candidate to keep."""
+    score: str | None = None
+    """The score that ranks candidates (by default the lowest of each candidate's scores)."""
+    fallback: NonResample = "block"
+    """What applies when no candidate passes."""
+
+
+class Rule(BaseModel):
+    """A rule: when its conditions hold, its action applies. Rules are tried in order; the first match wins."""
+
+    model_config = _STRICT
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$")
+    """A unique name, recorded with every decision it makes."""
+    description: str | None = None
+    """What the rule is for."""
+    when: When = Field(default_factory=When)
+    """The conditions (an empty ``when`` matches every step)."""
+    action: Action
+    """What to do with a matching step."""
+    reason: str | None = None
+    """The reason to record; by default one is written from what matched. May use ``{tool}`` and ``{kind}``."""
+    resample: ResampleSpec | None = None
+    """For ``action: resample``: how (defaults apply when absent)."""
+
+    @model_validator(mode="after")
+    def _resample_spec(self) -> Rule:
+        if self.resample is not None and self.action != "resample":
+            raise ValueError("'resample' is only valid with 'action: resample'")
+        if self.action == "resample" and self.resample is None:
+            object.__setattr__(self, "resample", ResampleSpec())
+        return self
+
+
+class StopSpec(BaseModel):
+    """The trajectory-level stop: halt the run once too many steps were blocked, flagged or escalated."""
+
+    model_config = _STRICT
+
+    after_blocked: int | None = Field(default=None, ge=1)
+    """Halt once this many steps were blocked."""
+    after_flagged: int | None = Field(default=None, ge=1)
+    """Halt once this many steps were flagged."""
+    after_escalated: int | None = Field(default=None, ge=1)
+    """Halt once this many steps were escalated."""
+    message: str = "The run was stopped by the oversight policy."
+    """What the run's final message says."""
+
+    @model_validator(mode="after")
+    def _one_counter(self) -> StopSpec:
+        if self.after_blocked is None and self.after_flagged is None and self.after_escalated is None:
+            raise ValueError("give at least one of after_blocked, after_flagged, after_escalated")
+        return self
+
+
+class RulesScorerSpec(RulesConfig):
+    """The built-in rules scorer."""
+
+    type: Literal["rules"]
+    """Always ``rules``."""
+
+
+class PrmScorerSpec(BaseModel):
+    """The process reward model scorer (needs the ``prm`` extra)."""
+
+    model_config = _STRICT
+
+    type: Literal["prm"]
+    """Always ``prm``."""
+    model: str = "default"
+    """``default`` (the model that ships), a local directory, or a Hugging Face id already in the cache."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """``auto`` takes a GPU in half precision where there is one."""
+    batch_size: int = Field(default=16, ge=1)
+    """The largest batch the micro-batcher forms."""
+    max_wait_ms: float = Field(default=2.0, ge=0.0)
+    """How long the micro-batcher waits to fill a batch."""
+
+
+class ConstantScorerSpec(BaseModel):
+    """A scorer that gives every step the same score (for tests and benchmarks)."""
+
+    model_config = _STRICT
+
+    type: Literal["constant"]
+    """Always ``constant``."""
+    value: float = Field(default=1.0, ge=0.0, le=1.0)
+    """The score."""
+
+
+class PythonScorerSpec(BaseModel):
+    """A scorer of your own: ``factory`` is ``module:callable``, called with ``options`` as keyword arguments."""
+
+    model_config = _STRICT
+
+    type: Literal["python"]
+    """Always ``python``."""
+    factory: str = Field(pattern=r"^[\w.]+:[\w.]+$")
+    """``package.module:callable`` returning a StepScorer."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments for the factory."""
+
+
+ScorerSpec: TypeAlias = Annotated[
+    RulesScorerSpec | PrmScorerSpec | ConstantScorerSpec | PythonScorerSpec, Field(discriminator="type")
+]
+
+
+def _default_scorers() -> dict[str, ScorerSpec]:
+    return {"rules": RulesScorerSpec(type="rules")}
+
+
+class Policy(BaseModel):
+    """An oversight policy: which scorers judge each step, and the rules that turn their scores into actions."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra={"title": "overseer policy"})
+
+    version: Literal[1] = 1
+    """The policy format's version."""
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    """The policy's name, recorded with every decision."""
+    description: str | None = None
+    """What the policy is for."""
+    extends: str | None = None
+    """A shipped policy (``default``, ``strict``, ``permissive``) or a file, relative to this one, to build on.
+    This policy's keys replace the base's; its rules come first, and replace base rules of the same name."""
+    scorers: dict[str, ScorerSpec] = Field(default_factory=_default_scorers)
+    """The scorers, by name. All run concurrently on every step."""
+    scorer_timeout_s: float = Field(default=10.0, gt=0.0)
+    """How long a scorer may take on one step before it counts as failed."""
+    on_scorer_error: NonResample = "block"
+    """What to do when a scorer fails or times out: fail closed (``block``) unless you say otherwise. The
+    decision is the more severe of this and what the rules decide from the scores that did arrive."""
+    default_action: NonResample = "allow"
+    """What to do when no rule matches."""
+    rules: list[Rule] = Field(default_factory=list)
+    """The rules, tried in order; the first match wins."""
+    stop: StopSpec | None = None
+    """The trajectory-level stop."""
+
+    @model_validator(mode="after")
+    def _unique_rule_names(self) -> Policy:
+        seen: set[str] = set()
+        for rule in self.rules:
+            if rule.name in seen:
+                raise ValueError(f"rule name {rule.name!r} is used twice")
+            seen.add(rule.name)
+        return self
+
+    @cached_property
+    def digest(self) -> str:
+        """The SHA-256 of the policy's canonical JSON (what it means, not how the file is laid out)."""
+        canonical = json.dumps(self.model_dump(mode="json", exclude={"extends"}), sort_keys=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    @property
+    def id(self) -> str:
+        """``name@<first 12 hex digits of the digest>``, as recorded with each decision."""
+        return f"{self.name}@{self.digest[:12]}"
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Policy:
+        """Load and validate a YAML policy file (raises :class:`~overseer.exceptions.PolicyError`)."""
+        from overseer.policy._loader import policy_from_file
+
+        return policy_from_file(path)
+
+    @classmethod
+    def from_text(cls, text: str, *, source: str = "<string>") -> Policy:
+        """Load and validate a policy from YAML text."""
+        from overseer.policy._loader import policy_from_text
+
+        return policy_from_text(text, source=source)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Policy:
+        """Validate a policy given as a dict."""
+        from overseer.policy._loader import policy_from_dict
+
+        return policy_from_dict(data)
+

@@ -1,0 +1,51 @@
+"""Build the scorers a policy names. The PRM scorer lives in ``overseer.prm`` (the ``prm`` extra)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from overseer.exceptions import ConfigError
+from overseer.scorers._base import StepScorer
+from overseer.scorers._rules import RulesConfig, RulesScorer
+
+__all__ = ["build_scorer", "build_scorers"]
+
+
+def build_scorer(name: str, spec: Any) -> StepScorer:
+    """The scorer for one entry of a policy's ``scorers`` mapping."""
+    kind = spec.type
+    if kind == "rules":
+        scorer = RulesScorer(RulesConfig.model_validate(spec.model_dump(exclude={"type"})))
+        return scorer
+    if kind == "constant":
+        from overseer.testing import ConstantScorer
+
+        return ConstantScorer(spec.value, name=name)
+    if kind == "python":
+        module_name, _, attr = spec.factory.partition(":")
+        try:
+            factory: Any = importlib.import_module(module_name)
+            for part in attr.split("."):
+                factory = getattr(factory, part)
+        except (ImportError, AttributeError) as err:
+            raise ConfigError(f"scorer {name!r}: cannot import {spec.factory!r}: {err}") from None
+        built = factory(**spec.options)
+        if not isinstance(built, StepScorer):
+            raise ConfigError(f"scorer {name!r}: {spec.factory} returned {type(built).__name__}, not a StepScorer")
+        return built
+    if kind == "prm":
+        try:
+            prm = importlib.import_module("overseer.prm")
+        except ModuleNotFoundError as err:
+            if err.name == "overseer.prm":
+                raise ConfigError(f"scorer {name!r}: this version of overseer has no PRM scorer yet") from None
+            raise
+        built_prm: StepScorer = prm.build_scorer(name, spec)
+        return built_prm
+    raise ConfigError(f"scorer {name!r}: unknown type {kind!r}")
+
+
+def build_scorers(specs: dict[str, Any]) -> list[StepScorer]:
+    """The scorers for a policy's ``scorers`` mapping, in order."""
+    return [build_scorer(name, spec) for name, spec in specs.items()]

@@ -1,0 +1,258 @@
+"""The step model: what an agent does, one step at a time, and what overseer decides about it.
+
+Every model here is frozen and rejects unknown fields. A :data:`Step` is one of five kinds, told apart by
+``kind``: a :class:`Plan` (reasoning or plan text), a :class:`ToolCall`, an :class:`Observation` (a tool's
+result, linked to its call by ``call_id``), a :class:`Message` (any other turn, such as a later user message)
+and a :class:`FinalAnswer`. A :class:`Trajectory` is a task and its steps. A scorer turns a step into named
+:class:`Score` values; the policy turns the scores into a :class:`Verdict`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+__all__ = [
+    "ACTIONS",
+    "Action",
+    "FinalAnswer",
+    "Message",
+    "Observation",
+    "Plan",
+    "Provenance",
+    "Score",
+    "Step",
+    "StepKind",
+    "ToolCall",
+    "Trajectory",
+    "Verdict",
+    "step_adapter",
+]
+
+Action: TypeAlias = Literal["allow", "flag", "block", "resample", "escalate"]
+"""What a policy decides about a step."""
+
+ACTIONS: tuple[Action, ...] = ("allow", "flag", "block", "resample", "escalate")
+
+StepKind: TypeAlias = Literal["plan", "tool_call", "observation", "message", "final"]
+"""The five kinds of step."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Provenance(BaseModel):
+    """Where a step came from."""
+
+    model_config = _FROZEN
+
+    source: str | None = None
+    """What produced the record: an adapter name (``"langgraph"``) or ``"file.jsonl:12"``."""
+    agent: str | None = None
+    """The agent's name, where it has one."""
+    model: str | None = None
+    """The model that produced the step, where known."""
+    node: str | None = None
+    """The graph node or component that emitted the step."""
+    run_id: str | None = None
+    """The framework's own run id for the step."""
+    at: datetime | None = None
+    """When the step was produced."""
+
+
+class _StepBase(BaseModel):
+    model_config = _FROZEN
+
+    id: str = Field(default_factory=_new_id)
+    """A unique id for this step (generated when absent)."""
+    provenance: Provenance | None = None
+    """Where the step came from."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form JSON metadata; never read by the policy engine."""
+
+    def text(self) -> str:
+        """The step as one line of text, for pattern rules and model input."""
+        raise NotImplementedError
+
+
+class Plan(_StepBase):
+    """A plan or a piece of reasoning that the model wrote before acting."""
+
+    kind: Literal["plan"] = "plan"
+    """Always ``"plan"``."""
+    content: str
+    """The plan or reasoning text."""
+
+    def text(self) -> str:
+        """The plan text."""
+        return self.content
+
+
+class ToolCall(_StepBase):
+    """A tool call that the model proposed."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    """Always ``"tool_call"``."""
+    tool: str = Field(min_length=1)
+    """The tool's name."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """The call's arguments, as a JSON object."""
+    call_id: str | None = None
+    """The call's id, which links it to its observation."""
+
+    def args_json(self) -> str:
+        """The arguments as compact JSON with sorted keys."""
+        return json.dumps(self.args, sort_keys=True, ensure_ascii=False, default=str)
+
+    def text(self) -> str:
+        """``tool(args as JSON)``."""
+        return f"{self.tool}({self.args_json()})"
+
+
+class Observation(_StepBase):
+    """What a tool returned; attacker-controlled text may arrive here."""
+
+    kind: Literal["observation"] = "observation"
+    """Always ``"observation"``."""
+    content: str
+    """The tool's result as text."""
+    call_id: str | None = None
+    """The id of the call this observation answers."""
+    tool: str | None = None
+    """The tool that produced it, where known."""
+    is_error: bool = False
+    """Whether the tool reported an error."""
+
+    def text(self) -> str:
+        """The observation text."""
+        return self.content
+
+
+class Message(_StepBase):
+    """Any other turn: a later user message, an assistant message that is neither plan nor answer."""
+
+    kind: Literal["message"] = "message"
+    """Always ``"message"``."""
+    role: Literal["user", "assistant", "system"]
+    """Who said it."""
+    content: str
+    """What was said."""
+
+    def text(self) -> str:
+        """The message text."""
+        return self.content
+
+
+class FinalAnswer(_StepBase):
+    """The agent's final answer to the task."""
+
+    kind: Literal["final"] = "final"
+    """Always ``"final"``."""
+    content: str
+    """The answer text."""
+
+    def text(self) -> str:
+        """The answer text."""
+        return self.content
+
+
+Step: TypeAlias = Annotated[Plan | ToolCall | Observation | Message | FinalAnswer, Field(discriminator="kind")]
+"""Any one step, told apart by ``kind``."""
+
+step_adapter: TypeAdapter[Step] = TypeAdapter(Step)
+"""Validates a dict or JSON into the right :data:`Step` class."""
+
+
+class Trajectory(BaseModel):
+    """A task and the steps an agent took on it."""
+
+    model_config = _FROZEN
+
+    id: str = Field(default_factory=_new_id)
+    """The trajectory's id (generated when absent)."""
+    task: str
+    """What the user asked for."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form metadata; ``agent`` and ``model`` are shown by the audit commands."""
+    steps: tuple[Step, ...] = ()
+    """The steps, in order."""
+
+
+class Score(BaseModel):
+    """One named score of one step. Higher is better: ``value`` is the probability that the step is good."""
+
+    model_config = _FROZEN
+
+    name: str = Field(min_length=1)
+    """The score's name, such as ``"prm"`` or ``"rules.secrets"``."""
+    value: float = Field(ge=0.0, le=1.0)
+    """The score, from 0 (bad) to 1 (good)."""
+    scorer: str
+    """The scorer that produced it, as ``name@version``."""
+    label: str | None = None
+    """A short label, such as ``"secret"``."""
+    explanation: str | None = None
+    """Why, in words."""
+
+
+class Verdict(BaseModel):
+    """What the policy decided about one step, with the provenance of the decision."""
+
+    model_config = _FROZEN
+
+    trajectory_id: str
+    """The trajectory the step belongs to."""
+    index: int = Field(ge=0)
+    """The step's 0-based position in its trajectory."""
+    step_id: str
+    """The step's id."""
+    kind: StepKind
+    """The step's kind."""
+    tool: str | None = None
+    """The tool, for tool calls and observations."""
+    call_id: str | None = None
+    """The call id, for tool calls and observations."""
+    scores: dict[str, float] = Field(default_factory=dict)
+    """Every score the step received, by name."""
+    action: Action
+    """What the policy decided."""
+    rule: str | None = None
+    """The rule that decided, or ``None`` for the policy's default action."""
+    reason: str
+    """Why, in words."""
+    policy: str
+    """The policy as ``name@<sha256 prefix>``."""
+    scorer: str
+    """The scorers as ``name@version`` joined by ``+``."""
+    halt: bool = False
+    """Whether the trajectory-level stop fired: the run should end here."""
+    candidates: int | None = None
+    """For ``resample``: how many candidates to draw."""
+    fallback: Action | None = None
+    """For ``resample``: what applies when no candidate passes."""
+    errors: dict[str, str] = Field(default_factory=dict)
+    """Scorers that failed on this step, with their error."""
+
+    def to_record(self) -> dict[str, Any]:
+        """The verdict in the stable JSON Lines format (see the README)."""
+        return {
+            "trajectory_id": self.trajectory_id,
+            "index": self.index,
+            "kind": self.kind,
+            "tool": self.tool,
+            "call_id": self.call_id,
+            "scores": self.scores,
+            "action": self.action,
+            "rule": self.rule,
+            "reason": self.reason,
+            "policy": self.policy,
+            "scorer": self.scorer,
+            "halt": self.halt,
+        }

@@ -1,0 +1,26 @@
+"""The audit store and the path that fills it: spans -> exporter -> SQL, with a spill to disk when the database is down."""
+
+from overseer.store._durable import AuditExporter, AuditSpanProcessor, SpillQueue, default_spill_dir
+from overseer.store._records import span_to_record
+from overseer.store._store import (
+    DEFAULT_STORE_URL,
+    AuditStore,
+    StoredScore,
+    StoredStep,
+    StoredTrajectory,
+    default_store_url,
+)
+
+__all__ = [
+    "DEFAULT_STORE_URL",
+    "AuditExporter",
+    "AuditSpanProcessor",
+    "AuditStore",
+    "SpillQueue",
+    "StoredScore",
+    "StoredStep",
+    "StoredTrajectory",
+    "default_spill_dir",
+    "default_store_url",
+    "span_to_record",
+]

@@ -1,0 +1,336 @@
+"""Getting audit records into the store without ever dropping one, and without slowing the agent.
+
+- :class:`AuditSpanProcessor` takes each finished overseer span off the agent's thread into a bounded queue; a
+  worker thread exports batches. A full queue applies back-pressure for a moment, then spills to disk.
+- :class:`AuditExporter` is an OpenTelemetry ``SpanExporter`` that turns spans into audit records and writes
+  them to the :class:`~overseer.store.AuditStore`. When the database is down it appends them to a
+  :class:`SpillQueue` on disk and replays the spill once the database answers again. Store writes are
+  idempotent, so a replay never duplicates a row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from overseer import _semconv as sc
+from overseer.store._records import span_to_record
+from overseer.store._store import AuditStore
+
+__all__ = ["AuditExporter", "AuditSpanProcessor", "SpillQueue", "default_spill_dir"]
+
+log = logging.getLogger("overseer.audit")
+
+Record = dict[str, Any]
+
+
+def default_spill_dir(store_url: str) -> Path:
+    """``$OVERSEER_SPILL_DIR``; beside an SQLite file, ``<file>.spill``; otherwise ``.overseer/spill``."""
+    if env := os.environ.get("OVERSEER_SPILL_DIR"):
+        return Path(env)
+    if store_url.startswith("sqlite:///") and len(store_url) > len("sqlite:///"):
+        return Path(store_url[len("sqlite:///") :] + ".spill")
+    return Path(".overseer") / "spill"
+
+
+class SpillQueue:
+    """Audit records kept on disk (JSON Lines, fsynced) until the store takes them.
+
+    Each process appends to its own file; a replay claims a file by renaming it, so several processes sharing a
+    spill folder never replay the same file twice. Files left by a process that died are replayed by the next.
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self._lock = threading.Lock()
+        self._file: Any = None
+        self._path: Path | None = None
+
+    def append(self, records: Sequence[Record]) -> None:
+        """Write records durably (the call returns once they are on disk)."""
+        if not records:
+            return
+        data = "".join(json.dumps(r, separators=(",", ":"), default=str) + "\n" for r in records).encode()
+        with self._lock:
+            if self._file is None:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._path = self.directory / f"spill-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
+                self._file = open(self._path, "ab")  # noqa: SIM115 - kept open across appends
+            self._file.write(data)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def _rotate(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    def pending(self) -> bool:
+        """Whether any spilled records wait for replay."""
+        return self.directory.is_dir() and any(self.directory.glob("spill-*.jsonl"))
+
+    def count(self) -> int:
+        """How many records wait for replay (reads the files)."""
+        if not self.directory.is_dir():
+            return 0
+        total = 0
+        for path in self.directory.glob("spill-*.jsonl"):
+            with open(path, "rb") as fh:
+                total += sum(1 for line in fh if line.strip())
+        return total
+
+    def replay(self, write: Callable[[list[Record]], None], batch_size: int = 500) -> int:
+        """Hand every spilled record to ``write`` in batches; a file is deleted once all of it is written.
+
+        Raises whatever ``write`` raises; the file being replayed then stays for the next attempt.
+        """
+        self._rotate()
+        if not self.directory.is_dir():
+            return 0
+        written = 0
+        for path in sorted(self.directory.glob("spill-*.jsonl")):
+            claimed = path.with_name(f"replaying-{os.getpid()}-{uuid.uuid4().hex[:8]}-{path.name}")
+            try:
+                path.rename(claimed)
+            except FileNotFoundError:
+                continue  # another process claimed it
+            try:
+                records = self._read(claimed)
+                for start in range(0, len(records), batch_size):
+                    write(records[start : start + batch_size])
+            except BaseException:
+                claimed.rename(path)
+                raise
+            claimed.unlink()
+            written += len(records)
+        return written
+
+    @staticmethod
+    def _read(path: Path) -> list[Record]:
+        records: list[Record] = []
+        with open(path, "rb") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    records.append(json.loads(line))
+                except ValueError:  # a line torn by a crash mid-write: keep it aside, never silently
+                    corrupt = path.with_name(path.name + ".corrupt")
+                    with open(corrupt, "ab") as out:
+                        out.write(line)
+                    log.error("audit spill %s line %d is torn; kept in %s", path, lineno, corrupt)
+        return records
+
+    def close(self) -> None:
+        """Close the current spill file."""
+        self._rotate()
+
+
+class AuditExporter(SpanExporter):
+    """Exports overseer spans into an :class:`AuditStore`, spilling to disk while the store is unavailable."""
+
+    def __init__(self, store: AuditStore, spill: SpillQueue | None = None, *, retry_interval_s: float = 2.0) -> None:
+        self.store = store
+        self.spill = spill or SpillQueue(default_spill_dir(store.url))
+        self.retry_interval_s = retry_interval_s
+        self.degraded = False
+        """Whether the store failed its last write: new records go to the spill until a replay succeeds."""
+        self._next_retry = 0.0
+        self.stats = {"written": 0, "spilled": 0, "replayed": 0, "store_errors": 0}
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Write the spans' audit records to the store, or to the spill; FAILURE only if both fail."""
+        records = [r for r in (span_to_record(s) for s in spans) if r is not None]
+        return self.write(records)
+
+    def write(self, records: list[Record]) -> SpanExportResult:
+        """Write records to the store, or to the spill while the store is unavailable."""
+        if not records:
+            return SpanExportResult.SUCCESS
+        if self.degraded and time.monotonic() >= self._next_retry:
+            self.retry()
+        if not self.degraded:
+            try:
+                self.store.write(records)
+                self.stats["written"] += len(records)
+                return SpanExportResult.SUCCESS
+            except Exception as err:  # the database is down, slow or full: spill, never drop
+                self._fail(err)
+        try:
+            self.spill.append(records)
+            self.stats["spilled"] += len(records)
+            return SpanExportResult.SUCCESS
+        except OSError as err:
+            log.error("audit spill to %s failed (%s); the records stay queued in memory", self.spill.directory, err)
+            return SpanExportResult.FAILURE
+
+    def _fail(self, err: Exception) -> None:
+        self.stats["store_errors"] += 1
+        if not self.degraded:
+            log.warning("audit store %r unavailable (%s: %s); spilling to %s", self.store, type(err).__name__,
+                        str(err).splitlines()[0][:200], self.spill.directory)
+        self.degraded = True
+        self._next_retry = time.monotonic() + self.retry_interval_s
+
+    def retry(self) -> bool:
+        """Replay the spill into the store; True when nothing is left spilled."""
+        try:
+            replayed = self.spill.replay(self.store.write)
+        except Exception as err:
+            self._fail(err)
+            return False
+        self.stats["replayed"] += replayed
+        if self.degraded:
+            log.warning("audit store %r is back; replayed %d spilled records", self.store, replayed)
+        self.degraded = False
+        return True
+
+    def due(self) -> bool:
+        """Whether a replay is worth trying now."""
+        return (self.degraded and time.monotonic() >= self._next_retry) or (not self.degraded and self.spill.pending())
+
+    def shutdown(self) -> None:
+        """Try a last replay, then close the spill file."""
+        if self.spill.pending():
+            self.retry()
+        self.spill.close()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Nothing is buffered here."""
+        return True
+
+
+_FLUSH = object()
+_STOP = object()
+
+
+class AuditSpanProcessor(SpanProcessor):
+    """Hands finished overseer spans to an :class:`AuditExporter` on a worker thread; never drops one.
+
+    ``on_end`` runs on the agent's thread and only enqueues. When the queue is full it waits up to
+    ``block_s`` (back-pressure), then spills the span's record to disk itself.
+    """
+
+    def __init__(
+        self,
+        exporter: AuditExporter,
+        *,
+        max_queue: int = 20_000,
+        max_batch: int = 512,
+        delay_s: float = 0.05,
+        block_s: float = 1.0,
+    ) -> None:
+        self.exporter = exporter
+        self.max_batch = max_batch
+        self.delay_s = delay_s
+        self.block_s = block_s
+        self._queue: queue.Queue[Any] = queue.Queue(max_queue)
+        self._stopped = False
+        self.overflowed = 0
+        """How many records the agent's thread spilled itself because the queue stayed full."""
+        self._worker = threading.Thread(target=self._run, name="overseer-audit", daemon=True)
+        self._worker.start()
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        """Nothing to do when a span starts."""
+
+    def on_end(self, span: ReadableSpan) -> None:
+        """Queue an overseer span for export (other spans are ignored)."""
+        if not span.attributes or sc.RECORD not in span.attributes:
+            return
+        if self._stopped:
+            self._export_now([span])
+            return
+        try:
+            self._queue.put(span, timeout=self.block_s)
+        except queue.Full:
+            self.overflowed += 1
+            record = span_to_record(span)
+            if record is not None:
+                try:
+                    self.exporter.spill.append([record])
+                    self.exporter.stats["spilled"] += 1
+                except OSError:
+                    log.exception("audit queue full and spill failed; exporting on the caller's thread")
+                    self._export_now([span])
+
+    def _export_now(self, spans: list[ReadableSpan]) -> None:
+        delay = 0.1
+        while self.exporter.export(spans) is SpanExportResult.FAILURE:
+            time.sleep(delay)  # neither the store nor the disk takes it: hold on to it and keep trying
+            delay = min(delay * 2, 5.0)
+
+    def _run(self) -> None:
+        batch: list[ReadableSpan] = []
+        waiters: list[threading.Event] = []
+        stop = False
+        while True:
+            timeout = self.delay_s if batch else min(self.exporter.retry_interval_s, 1.0)
+            try:
+                item = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+            while item is not None:
+                if item is _STOP:
+                    stop = True
+                elif isinstance(item, threading.Event):
+                    waiters.append(item)
+                else:
+                    batch.append(item)
+                if len(batch) >= self.max_batch:
+                    break
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    item = None
+            if batch:
+                try:
+                    self._export_now(batch)
+                except Exception:  # an observer never breaks the host: log, keep the worker alive
+                    log.exception("audit export failed unexpectedly; %d records kept for retry", len(batch))
+                    time.sleep(0.5)
+                    continue
+                batch = []
+            elif self.exporter.due():
+                try:
+                    self.exporter.retry()
+                except Exception:
+                    log.exception("audit spill replay failed unexpectedly")
+            for waiter in waiters:
+                waiter.set()
+            waiters = []
+            if stop:
+                return
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Wait until every span queued so far is in the store or the spill."""
+        if self._stopped:
+            return True
+        done = threading.Event()
+        try:
+            self._queue.put(done, timeout=timeout_millis / 1000)
+        except queue.Full:
+            return False
+        return done.wait(timeout_millis / 1000)
+
+    def shutdown(self) -> None:
+        """Flush, stop the worker, and let the exporter make a last replay."""
+        if self._stopped:
+            return
+        self._queue.put(_STOP)
+        self._worker.join()
+        self._stopped = True
+        self.exporter.shutdown()

@@ -1,0 +1,386 @@
+"""The SQL audit store: SQLite embedded by default, PostgreSQL by URL. Writes are idempotent; reads serve the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+
+from overseer.exceptions import MissingDependencyError, StoreError
+from overseer.steps import Step, step_adapter
+from overseer.store import _schema as t
+
+__all__ = ["DEFAULT_STORE_URL", "AuditStore", "StoredScore", "StoredStep", "StoredTrajectory", "default_store_url"]
+
+DEFAULT_STORE_URL = "sqlite:///.overseer/audit.db"
+
+
+def default_store_url() -> str:
+    """``$OVERSEER_STORE``, or an SQLite file under ``.overseer/`` in the working directory."""
+    return os.environ.get("OVERSEER_STORE") or DEFAULT_STORE_URL
+
+
+@dataclass(frozen=True, slots=True)
+class StoredScore:
+    """A score as stored."""
+
+    name: str
+    value: float
+    scorer: str
+    label: str | None = None
+    explanation: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredStep:
+    """A decided step as stored, with its scores."""
+
+    id: str
+    trajectory_id: str
+    index: int
+    kind: str
+    tool: str | None
+    call_id: str | None
+    action: str
+    rule: str | None
+    reason: str
+    policy: str
+    scorer: str
+    halt: bool
+    agent: str | None
+    step: Step
+    errors: dict[str, str] | None
+    created_at: datetime
+    latency_ms: float | None
+    scores: tuple[StoredScore, ...] = ()
+
+    def verdict_record(self) -> dict[str, Any]:
+        """The step's verdict in the JSON Lines format of ``overseer score``."""
+        return {
+            "trajectory_id": self.trajectory_id,
+            "index": self.index,
+            "kind": self.kind,
+            "tool": self.tool,
+            "call_id": self.call_id,
+            "scores": {s.name: s.value for s in self.scores},
+            "action": self.action,
+            "rule": self.rule,
+            "reason": self.reason,
+            "policy": self.policy,
+            "scorer": self.scorer,
+            "halt": self.halt,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTrajectory:
+    """A trajectory as stored."""
+
+    id: str
+    task: str | None
+    agent: str | None
+    model: str | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    status: str = "running"
+    policy: str | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    n_steps: int | None = None
+    n_blocked: int | None = None
+    n_flagged: int | None = None
+    n_escalated: int | None = None
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _from_ns(ns: int | None) -> datetime | None:
+    return None if ns is None else datetime.fromtimestamp(ns / 1e9, tz=UTC)
+
+
+def _mask(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+class AuditStore:
+    """An audit store at a SQLAlchemy URL. Opening it runs the migrations.
+
+    ``postgresql://`` URLs use psycopg 3 (the ``postgres`` extra). A relative SQLite path is relative to the
+    working directory; its folder is created.
+    """
+
+    def __init__(self, url: str | None = None, *, migrate: bool = True, connect_timeout_s: float = 5.0) -> None:
+        self.url = url or default_store_url()
+        self.engine = self._engine(self.url, connect_timeout_s)
+        self._insert = self._insert_fn()
+        if migrate:
+            self.migrate()
+
+    def __repr__(self) -> str:
+        return f"AuditStore({_mask(self.url)!r})"
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.engine.dialect.name
+
+    @staticmethod
+    def _engine(url: str, connect_timeout_s: float) -> Engine:
+        try:
+            parsed = make_url(url)
+        except ArgumentError as err:
+            raise StoreError(f"not a database URL: {url!r} ({err})") from None
+        if parsed.drivername in ("postgresql", "postgres"):
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        backend = parsed.get_backend_name()
+        if backend == "sqlite":
+            database = parsed.database or ""
+            if database and database != ":memory:" and not database.startswith("file:"):
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            kwargs: dict[str, Any] = {"connect_args": {"timeout": 30, "check_same_thread": False}}
+            if not database or database == ":memory:":
+                kwargs["poolclass"] = StaticPool
+            engine = create_engine(parsed, **kwargs)
+
+            @event.listens_for(engine, "connect")
+            def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+                cursor = dbapi_conn.cursor()
+                cursor.execute("PRAGMA journal_mode=WAL")
+                cursor.execute("PRAGMA synchronous=NORMAL")
+                cursor.execute("PRAGMA busy_timeout=30000")
+                cursor.close()
+
+            return engine
+        if backend == "postgresql":
+            try:
+                return create_engine(
+                    parsed, pool_pre_ping=True, connect_args={"connect_timeout": max(1, int(connect_timeout_s))}
+                )
+            except (ModuleNotFoundError, NoSuchModuleError):
+                raise MissingDependencyError("a PostgreSQL audit store", "postgres") from None
+        raise StoreError(f"unsupported database {backend!r} in {_mask(url)}: use sqlite:/// or postgresql://")
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest migration (safe to run from several processes)."""
+        from alembic import command
+        from alembic.config import Config
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
+        config = Config()
+        config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+        head = ScriptDirectory.from_config(config).get_current_head()
+        try:
+            with self.engine.begin() as conn:
+                if MigrationContext.configure(conn).get_current_revision() == head:
+                    return
+                config.attributes["connection"] = conn
+                command.upgrade(config, "head")
+        except SQLAlchemyError as err:
+            with self.engine.connect() as conn:  # another process may have migrated meanwhile
+                try:
+                    if MigrationContext.configure(conn).get_current_revision() == head:
+                        return
+                except SQLAlchemyError:
+                    pass
+            raise StoreError(f"cannot open the audit store {_mask(self.url)}: {err.__class__.__name__}: {err}") from None
+
+    def _insert_fn(self) -> Any:
+        if self.dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert
+        else:
+            from sqlalchemy.dialects.postgresql import insert
+        return insert
+
+    def write(self, records: Sequence[dict[str, Any]]) -> None:
+        """Write audit records in one transaction. Writing a record twice changes nothing (no duplicates).
+
+        Raises:
+            sqlalchemy.exc.SQLAlchemyError: the database is unreachable or refuses the write.
+        """
+        steps: list[dict[str, Any]] = []
+        scores: list[dict[str, Any]] = []
+        started: list[dict[str, Any]] = []
+        ended: list[dict[str, Any]] = []
+        for r in records:
+            if r.get("type") == "step":
+                steps.append(
+                    {
+                        "id": r["id"], "trajectory_id": r["trajectory_id"], "idx": r["idx"], "kind": r["kind"],
+                        "tool": r.get("tool"), "call_id": r.get("call_id"), "action": r["action"],
+                        "rule": r.get("rule"), "reason": r.get("reason", ""), "policy": r.get("policy", ""),
+                        "scorer": r.get("scorer", ""), "halt": bool(r.get("halt")), "agent": r.get("agent"),
+                        "step": r.get("step", {}), "errors": r.get("errors"),
+                        "created_at": _from_ns(r.get("created_at_ns")) or datetime.now(UTC),
+                        "latency_ms": r.get("latency_ms"), "trace_id": r.get("trace_id"), "span_id": r.get("span_id"),
+                    }
+                )
+                scores.extend({"step_id": r["id"], **s} for s in r.get("scores", ()))
+                if "trajectory" in r:
+                    info = r["trajectory"]
+                    meta = info.get("meta") or {}
+                    started.append(
+                        {
+                            "id": r["trajectory_id"], "task": info.get("task"), "agent": r.get("agent"),
+                            "model": meta.get("model"), "meta": meta, "status": "running",
+                            "policy": r.get("policy"), "started_at": _from_ns(info.get("started_at_ns")),
+                            "trace_id": r.get("trace_id"),
+                        }
+                    )
+            elif r.get("type") == "trajectory":
+                ended.append(
+                    {
+                        "id": r["id"], "task": r.get("task"), "agent": r.get("agent"), "model": r.get("model"),
+                        "meta": r.get("meta"), "status": r.get("status", "completed"), "policy": r.get("policy"),
+                        "started_at": _from_ns(r.get("started_at_ns")), "ended_at": _from_ns(r.get("ended_at_ns")),
+                        "n_steps": r.get("n_steps"), "n_blocked": r.get("n_blocked"), "n_flagged": r.get("n_flagged"),
+                        "n_escalated": r.get("n_escalated"), "trace_id": r.get("trace_id"),
+                    }
+                )
+        insert = self._insert
+        with self.engine.begin() as conn:
+            if steps:
+                conn.execute(insert(t.steps).on_conflict_do_nothing(index_elements=["id"]), steps)
+            if scores:
+                conn.execute(insert(t.scores).on_conflict_do_nothing(index_elements=["step_id", "name"]), scores)
+            if started:
+                conn.execute(insert(t.trajectories).on_conflict_do_nothing(index_elements=["id"]), started)
+            for row in ended:
+                stmt = insert(t.trajectories).values(**row)
+                update = {k: stmt.excluded[k] for k in row if k not in ("id", "started_at", "trace_id")}
+                conn.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=update))
+
+    # --- reading -------------------------------------------------------------------------------------------
+
+    def _scores_for(self, conn: Any, step_ids: Iterable[str]) -> dict[str, list[StoredScore]]:
+        ids = list(step_ids)
+        out: dict[str, list[StoredScore]] = {i: [] for i in ids}
+        for start in range(0, len(ids), 500):
+            rows = conn.execute(select(t.scores).where(t.scores.c.step_id.in_(ids[start : start + 500])))
+            for row in rows:
+                out[row.step_id].append(
+                    StoredScore(name=row.name, value=row.value, scorer=row.scorer, label=row.label,
+                                explanation=row.explanation)
+                )
+        return out
+
+    @staticmethod
+    def _step(row: Any, scores: list[StoredScore]) -> StoredStep:
+        step_json = row.step if isinstance(row.step, dict) else json.loads(row.step)
+        return StoredStep(
+            id=row.id, trajectory_id=row.trajectory_id, index=row.idx, kind=row.kind, tool=row.tool,
+            call_id=row.call_id, action=row.action, rule=row.rule, reason=row.reason, policy=row.policy,
+            scorer=row.scorer, halt=bool(row.halt), agent=row.agent, step=step_adapter.validate_python(step_json),
+            errors=row.errors, created_at=_utc(row.created_at) or datetime.now(UTC), latency_ms=row.latency_ms,
+            scores=tuple(sorted(scores, key=lambda s: s.name)),
+        )
+
+    def list_steps(
+        self,
+        *,
+        actions: Sequence[str] | None = None,
+        rule: str | None = None,
+        agent: str | None = None,
+        tool: str | None = None,
+        trajectory_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int | None = 50,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[StoredStep]:
+        """Stored steps matching every given filter."""
+        q = select(t.steps)
+        if actions:
+            q = q.where(t.steps.c.action.in_(list(actions)))
+        if rule is not None:
+            q = q.where(t.steps.c.rule == rule)
+        if agent is not None:
+            q = q.where(t.steps.c.agent == agent)
+        if tool is not None:
+            q = q.where(t.steps.c.tool == tool)
+        if trajectory_id is not None:
+            q = q.where(t.steps.c.trajectory_id == trajectory_id)
+        if since is not None:
+            q = q.where(t.steps.c.created_at >= since)
+        if until is not None:
+            q = q.where(t.steps.c.created_at < until)
+        order = [t.steps.c.created_at, t.steps.c.trajectory_id, t.steps.c.idx]
+        q = q.order_by(*(c.desc() for c in order) if newest_first else order).offset(offset)
+        if limit is not None:
+            q = q.limit(limit)
+        with self._reading() as conn:
+            rows = list(conn.execute(q))
+            scores = self._scores_for(conn, (r.id for r in rows))
+        return [self._step(r, scores[r.id]) for r in rows]
+
+    def get_trajectory(self, trajectory_id: str) -> tuple[StoredTrajectory, list[StoredStep]] | None:
+        """A trajectory and its steps in order, or ``None`` when the store has neither."""
+        with self._reading() as conn:
+            row = conn.execute(select(t.trajectories).where(t.trajectories.c.id == trajectory_id)).first()
+            step_rows = list(
+                conn.execute(select(t.steps).where(t.steps.c.trajectory_id == trajectory_id).order_by(t.steps.c.idx))
+            )
+            scores = self._scores_for(conn, (r.id for r in step_rows))
+        if row is None and not step_rows:
+            return None
+        steps = [self._step(r, scores[r.id]) for r in step_rows]
+        trajectory = self._trajectory(row) if row is not None else StoredTrajectory(
+            id=trajectory_id, task=None, agent=steps[0].agent, model=None
+        )
+        return trajectory, steps
+
+    @staticmethod
+    def _trajectory(row: Any) -> StoredTrajectory:
+        return StoredTrajectory(
+            id=row.id, task=row.task, agent=row.agent, model=row.model, metadata=row.meta or {},
+            status=row.status, policy=row.policy, started_at=_utc(row.started_at), ended_at=_utc(row.ended_at),
+            n_steps=row.n_steps, n_blocked=row.n_blocked, n_flagged=row.n_flagged, n_escalated=row.n_escalated,
+        )
+
+    def list_trajectories(
+        self, *, agent: str | None = None, status: str | None = None, limit: int | None = 50
+    ) -> list[StoredTrajectory]:
+        """Stored trajectories, newest first."""
+        q = select(t.trajectories)
+        if agent is not None:
+            q = q.where(t.trajectories.c.agent == agent)
+        if status is not None:
+            q = q.where(t.trajectories.c.status == status)
+        q = q.order_by(t.trajectories.c.started_at.desc())
+        if limit is not None:
+            q = q.limit(limit)
+        with self._reading() as conn:
+            return [self._trajectory(r) for r in conn.execute(q)]
+
+    def count(self, table: str = "steps") -> int:
+        """How many rows a table holds (``steps``, ``scores`` or ``trajectories``)."""
+        tables = {"steps": t.steps, "scores": t.scores, "trajectories": t.trajectories}
+        with self._reading() as conn:
+            return int(conn.execute(select(func.count()).select_from(tables[table])).scalar_one())
+
+    def _reading(self) -> Any:
+        try:
+            return self.engine.connect()
+        except SQLAlchemyError as err:
+            raise StoreError(f"cannot read the audit store {_mask(self.url)}: {err.__class__.__name__}") from None
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()
+

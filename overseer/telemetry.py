@@ -1,0 +1,210 @@
+"""Telemetry: every trajectory and every decided step becomes an OpenTelemetry span.
+
+Spans follow the GenAI semantic conventions (``invoke_agent`` for a trajectory, ``execute_tool`` for a tool
+call, one ``gen_ai.evaluation.result`` event per score) with ``overseer.*`` attributes for the rest. The audit
+store is filled by a span processor on the same spans; setting the standard ``OTEL_EXPORTER_OTLP_ENDPOINT``
+(or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) also sends them to any OTLP backend.
+
+Overseer uses a tracer provider of its own, always sampling: audit records are not a sample.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON
+from opentelemetry.trace import Span, SpanKind
+
+from overseer import _semconv as sc
+from overseer._version import __version__
+from overseer.exceptions import MissingDependencyError
+from overseer.steps import Score, Step, ToolCall, Verdict
+from overseer.store import AuditExporter, AuditSpanProcessor, AuditStore, SpillQueue, default_spill_dir
+
+__all__ = ["Telemetry"]
+
+log = logging.getLogger("overseer.telemetry")
+
+_UNLIMITED = SpanLimits(
+    max_attributes=SpanLimits.UNSET,
+    max_events=SpanLimits.UNSET,
+    max_span_attributes=SpanLimits.UNSET,
+    max_event_attributes=SpanLimits.UNSET,
+    max_attribute_length=SpanLimits.UNSET,
+    max_span_attribute_length=SpanLimits.UNSET,
+)
+
+
+def _otlp_configured() -> bool:
+    return bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+
+
+class Telemetry:
+    """Records trajectories and steps as spans, and owns the span processors (audit store, OTLP, yours).
+
+    Args:
+        store: an :class:`AuditStore` or a database URL to fill; ``None`` for no audit store.
+        processors: more span processors (an ``InMemorySpanExporter`` behind a ``SimpleSpanProcessor`` in tests).
+        otlp: send spans over OTLP/HTTP; by default, when the standard OTel environment variables name an endpoint.
+        spill_dir: where records wait while the store is down (see :func:`overseer.store.default_spill_dir`).
+    """
+
+    def __init__(
+        self,
+        *,
+        store: AuditStore | str | None = None,
+        processors: Sequence[SpanProcessor] = (),
+        otlp: bool | None = None,
+        spill_dir: str | os.PathLike[str] | None = None,
+        service_name: str = "overseer",
+    ) -> None:
+        resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service_name)})
+        self.provider = TracerProvider(sampler=ALWAYS_ON, resource=resource, span_limits=_UNLIMITED)
+        self.store: AuditStore | None = AuditStore(store) if isinstance(store, str) else store
+        self.audit: AuditSpanProcessor | None = None
+        if self.store is not None:
+            spill = SpillQueue(spill_dir or default_spill_dir(self.store.url))
+            self.audit = AuditSpanProcessor(AuditExporter(self.store, spill))
+            self.provider.add_span_processor(self.audit)
+        for processor in processors:
+            self.provider.add_span_processor(processor)
+        if otlp if otlp is not None else _otlp_configured():
+            try:
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            except ImportError:
+                raise MissingDependencyError("sending spans over OTLP", "otlp") from None
+            self.provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        self.tracer = self.provider.get_tracer("overseer", __version__)
+
+    def start_trajectory(
+        self, trajectory_id: str, task: str, metadata: Mapping[str, Any], policy: str
+    ) -> Span:
+        """Open the span of a trajectory (ended by :meth:`end_trajectory`)."""
+        agent = metadata.get("agent")
+        attributes: dict[str, Any] = {
+            sc.RECORD: "trajectory",
+            sc.OPERATION: "invoke_agent",
+            sc.CONVERSATION_ID: trajectory_id,
+            sc.TRAJECTORY_ID: trajectory_id,
+            sc.POLICY: policy,
+        }
+        if isinstance(agent, str):
+            attributes[sc.AGENT_NAME] = agent
+        if isinstance(metadata.get("model"), str):
+            attributes[sc.REQUEST_MODEL] = metadata["model"]
+        name = f"invoke_agent {agent}" if isinstance(agent, str) else "invoke_agent"
+        return self.tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
+
+    def record_step(
+        self,
+        parent: Span,
+        *,
+        step: Step,
+        verdict: Verdict,
+        scores: Mapping[str, Score],
+        started_ns: int,
+        agent: str | None,
+        trajectory: tuple[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        """Emit the span of one decided step. Never raises: telemetry must not break the agent."""
+        try:
+            self._record_step(parent, step, verdict, scores, started_ns, agent, trajectory)
+        except Exception:
+            log.exception("could not record step %s of %s", verdict.index, verdict.trajectory_id)
+
+    def _record_step(
+        self,
+        parent: Span,
+        step: Step,
+        verdict: Verdict,
+        scores: Mapping[str, Score],
+        started_ns: int,
+        agent: str | None,
+        trajectory: tuple[str, Mapping[str, Any]] | None,
+    ) -> None:
+        now = time.time_ns()
+        attributes: dict[str, Any] = {
+            sc.RECORD: "step",
+            sc.CONVERSATION_ID: verdict.trajectory_id,
+            sc.TRAJECTORY_ID: verdict.trajectory_id,
+            sc.STEP_ID: step.id,
+            sc.STEP_INDEX: verdict.index,
+            sc.STEP_KIND: step.kind,
+            sc.STEP_JSON: step.model_dump_json(),
+            sc.VERDICT_ACTION: verdict.action,
+            sc.VERDICT_REASON: verdict.reason,
+            sc.VERDICT_HALT: verdict.halt,
+            sc.POLICY: verdict.policy,
+            sc.SCORER: verdict.scorer,
+            sc.LATENCY_MS: (now - started_ns) / 1e6,
+        }
+        if verdict.rule is not None:
+            attributes[sc.VERDICT_RULE] = verdict.rule
+        if verdict.errors:
+            attributes[sc.VERDICT_ERRORS] = json.dumps(verdict.errors)
+        if agent:
+            attributes[sc.AGENT_NAME] = agent
+        if verdict.tool is not None:
+            attributes[sc.TOOL_NAME] = verdict.tool
+        if verdict.call_id is not None:
+            attributes[sc.TOOL_CALL_ID] = verdict.call_id
+        if isinstance(step, ToolCall):
+            attributes[sc.OPERATION] = "execute_tool"
+            attributes[sc.TOOL_CALL_ARGUMENTS] = step.args_json()
+            name = f"execute_tool {step.tool}"
+        else:
+            name = f"overseer.{step.kind}"
+        if trajectory is not None:
+            task, metadata = trajectory
+            attributes[sc.TRAJECTORY_TASK] = task
+            attributes[sc.TRAJECTORY_META] = json.dumps(dict(metadata), default=str)
+            attributes[sc.TRAJECTORY_STARTED] = started_ns
+        span = self.tracer.start_span(
+            name, context=trace.set_span_in_context(parent), attributes=attributes, start_time=started_ns
+        )
+        for score in scores.values():
+            event: dict[str, Any] = {
+                sc.EVALUATION_NAME: score.name,
+                sc.EVALUATION_SCORE: score.value,
+                sc.SCORER: score.scorer,
+            }
+            if score.label is not None:
+                event[sc.EVALUATION_LABEL] = score.label
+            if score.explanation is not None:
+                event[sc.EVALUATION_EXPLANATION] = score.explanation
+            span.add_event(sc.EVALUATION_EVENT, event, timestamp=now)
+        span.end(end_time=now)
+
+    def end_trajectory(
+        self, span: Span, *, task: str, metadata: Mapping[str, Any], status: str, counts: Mapping[str, int]
+    ) -> None:
+        """Close a trajectory's span with its outcome. Never raises."""
+        try:
+            span.set_attributes(
+                {
+                    sc.TRAJECTORY_TASK: task,
+                    sc.TRAJECTORY_META: json.dumps(dict(metadata), default=str),
+                    sc.TRAJECTORY_STATUS: status,
+                    sc.TRAJECTORY_COUNTS: json.dumps(dict(counts)),
+                }
+            )
+            span.end()
+        except Exception:
+            log.exception("could not record the end of a trajectory")
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every span so far is exported (for the audit store: in the store or the spill)."""
+        return self.provider.force_flush(int(timeout_s * 1000))
+
+    def shutdown(self) -> None:
+        """Flush and stop every processor."""
+        self.provider.shutdown()
