@@ -206,5 +206,7 @@ class Telemetry:
         return self.provider.force_flush(int(timeout_s * 1000))
 
     def shutdown(self) -> None:
-        """Flush and stop every processor."""
+        """Flush and stop every processor, then close the audit store's connections."""
         self.provider.shutdown()
+        if self.store is not None:
+            self.store.close()

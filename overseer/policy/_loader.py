@@ -226,7 +226,7 @@ def _valid_keys(path: tuple[str | int, ...], data: Any) -> list[str]:
                 following += _resolve(node["properties"][part])
             elif isinstance(part, str) and isinstance(node.get("additionalProperties"), dict):
                 following += _resolve(node["additionalProperties"])
-        nodes = [n for n in following if n.get("type") == "object" or "properties" in n]
+        nodes = following
         if isinstance(value, dict) and isinstance(value.get("type"), str):  # a discriminated member
             typed = [n for n in nodes if n.get("properties", {}).get("type", {}).get("const") == value["type"]]
             nodes = typed or nodes

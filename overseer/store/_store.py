@@ -129,7 +129,17 @@ class AuditStore:
         self.engine = self._engine(self.url, connect_timeout_s)
         self._insert = self._insert_fn()
         if migrate:
-            self.migrate()
+            try:
+                self.migrate()
+            except BaseException:
+                self.engine.dispose()
+                raise
+
+    def __enter__(self) -> AuditStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"AuditStore({_mask(self.url)!r})"
@@ -192,12 +202,12 @@ class AuditStore:
                 config.attributes["connection"] = conn
                 command.upgrade(config, "head")
         except SQLAlchemyError as err:
-            with self.engine.connect() as conn:  # another process may have migrated meanwhile
-                try:
+            try:
+                with self.engine.connect() as conn:  # another process may have migrated meanwhile
                     if MigrationContext.configure(conn).get_current_revision() == head:
                         return
-                except SQLAlchemyError:
-                    pass
+            except SQLAlchemyError:
+                pass
             raise StoreError(f"cannot open the audit store {_mask(self.url)}: {err.__class__.__name__}: {err}") from None
 
     def _insert_fn(self) -> Any:
@@ -328,6 +338,15 @@ class AuditStore:
             rows = list(conn.execute(q))
             scores = self._scores_for(conn, (r.id for r in rows))
         return [self._step(r, scores[r.id]) for r in rows]
+
+    def get_step(self, step_id: str) -> StoredStep | None:
+        """One stored step by its id."""
+        with self._reading() as conn:
+            row = conn.execute(select(t.steps).where(t.steps.c.id == step_id)).first()
+            if row is None:
+                return None
+            scores = self._scores_for(conn, [row.id])
+        return self._step(row, scores[row.id])
 
     def get_trajectory(self, trajectory_id: str) -> tuple[StoredTrajectory, list[StoredStep]] | None:
         """A trajectory and its steps in order, or ``None`` when the store has neither."""

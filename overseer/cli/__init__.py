@@ -1,0 +1,35 @@
+"""The ``overseer`` command line."""
+
+from __future__ import annotations
+
+import logging
+
+import click
+
+from overseer._version import __version__
+from overseer.cli._audit import audit_group
+from overseer.cli._bench import bench_group
+from overseer.cli._policy import policy_group
+from overseer.cli._score import score
+
+__all__ = ["cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="overseer")
+@click.option("-v", "--verbose", count=True, help="More logging (-vv for debug).")
+def cli(verbose: int) -> None:
+    """Process oversight for tool-using AI agents: score every step, enforce a policy, keep an audit trail."""
+    level = logging.WARNING - 10 * verbose
+    logging.basicConfig(level=max(level, logging.DEBUG), format="%(levelname)s %(name)s: %(message)s")
+
+
+cli.add_command(policy_group)
+cli.add_command(score)
+cli.add_command(audit_group)
+cli.add_command(bench_group)
+
+
+def main() -> None:
+    """Entry point of the ``overseer`` script."""
+    cli()

@@ -1,0 +1,145 @@
+"""``overseer audit``: read the audit store."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from overseer.cli._common import TimeParam, action_text, console, fail, handle_errors, safe
+from overseer.steps import ACTIONS, Observation, ToolCall
+from overseer.store import AuditStore, StoredStep, default_store_url
+
+store_option = click.option(
+    "--store", "store_url", help="Audit store URL [default: $OVERSEER_STORE or sqlite:///.overseer/audit.db]."
+)
+
+
+@click.group("audit")
+def audit_group() -> None:
+    """Read the audit store: list decisions, show a trajectory."""
+
+
+def _open(url: str | None) -> AuditStore:
+    return AuditStore(url or default_store_url())
+
+
+def _what(step: StoredStep, limit: int = 80) -> Text:
+    s = step.step
+    if isinstance(s, ToolCall):
+        return safe(f"{s.tool}({s.args_json()})", limit)
+    if isinstance(s, Observation):
+        return safe(s.content, limit)
+    return safe(s.text(), limit)
+
+
+def _step_json(step: StoredStep) -> dict[str, object]:
+    return {
+        **step.verdict_record(),
+        "step_id": step.id,
+        "agent": step.agent,
+        "created_at": step.created_at.isoformat(),
+        "latency_ms": step.latency_ms,
+        "errors": step.errors,
+        "step": step.step.model_dump(mode="json"),
+        "explanations": {s.name: s.explanation for s in step.scores if s.explanation},
+    }
+
+
+@audit_group.command("list")
+@click.option("--action", "actions", multiple=True, type=click.Choice(ACTIONS),
+              help="Only these actions (repeatable). Default: every action.")
+@click.option("--rule", help="Only steps decided by this rule.")
+@click.option("--agent", help="Only this agent's steps.")
+@click.option("--tool", help="Only steps of this tool.")
+@click.option("--trajectory", "trajectory_id", help="Only this trajectory's steps.")
+@click.option("--since", type=TimeParam(), help="From this time (ISO, or an age: 30m, 2h, 7d).")
+@click.option("--until", type=TimeParam(), help="Before this time.")
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines instead of a table.")
+@store_option
+@handle_errors
+def list_steps(
+    actions: tuple[str, ...],
+    rule: str | None,
+    agent: str | None,
+    tool: str | None,
+    trajectory_id: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    limit: int,
+    as_json: bool,
+    store_url: str | None,
+) -> None:
+    """List recorded decisions, newest first."""
+    store = _open(store_url)
+    steps = store.list_steps(actions=actions or None, rule=rule, agent=agent, tool=tool, trajectory_id=trajectory_id,
+                             since=since, until=until, limit=limit)
+    if as_json:
+        for step in steps:
+            click.echo(json.dumps(_step_json(step), ensure_ascii=False))
+        return
+    table = Table(title=f"{len(steps)} decision(s) in {store!r}")
+    for column in ("time", "trajectory", "#", "kind", "step", "action", "rule", "reason"):
+        table.add_column(column, justify="right" if column == "#" else "left", overflow="fold")
+    for step in steps:
+        table.add_row(
+            step.created_at.strftime("%Y-%m-%d %H:%M:%S"), safe(step.trajectory_id, 28), str(step.index), step.kind,
+            _what(step, 50), action_text(step.action), safe(step.rule or "-"), safe(step.reason, 70),
+        )
+    console.print(table)
+    if not steps:
+        console.print("nothing matched; `overseer demo` or `overseer score` records decisions here")
+
+
+@audit_group.command("show")
+@click.argument("ident")
+@click.option("--json", "as_json", is_flag=True, help="JSON instead of tables.")
+@click.option("--full", is_flag=True, help="Do not shorten long steps.")
+@store_option
+@handle_errors
+def show(ident: str, as_json: bool, full: bool, store_url: str | None) -> None:
+    """Show a trajectory (by its id, or by the id of one of its steps) with every step, score and decision."""
+    store = _open(store_url)
+    found = store.get_trajectory(ident)
+    if found is None and (step := store.get_step(ident)) is not None:
+        found = store.get_trajectory(step.trajectory_id)
+    if found is None:
+        fail(f"no trajectory or step {ident!r} in {store!r}; `overseer audit list` shows what is there")
+        return
+    trajectory, steps = found
+    if as_json:
+        click.echo(json.dumps({
+            "trajectory": {
+                "id": trajectory.id, "task": trajectory.task, "agent": trajectory.agent, "status": trajectory.status,
+                "policy": trajectory.policy, "metadata": trajectory.metadata,
+                "started_at": trajectory.started_at.isoformat() if trajectory.started_at else None,
+                "ended_at": trajectory.ended_at.isoformat() if trajectory.ended_at else None,
+            },
+            "steps": [_step_json(s) for s in steps],
+        }, ensure_ascii=False, indent=2))
+        return
+    console.print(Text.assemble(("trajectory ", "bold"), safe(trajectory.id), f"  [{trajectory.status}]"))
+    console.print(Text.assemble(("task: ", "bold"), safe(trajectory.task or "(unknown)")))
+    details = [f"agent: {trajectory.agent}" if trajectory.agent else "", f"policy: {trajectory.policy}" if trajectory.policy else ""]
+    if any(details):
+        console.print(safe("  ".join(d for d in details if d)))
+    table = Table(show_lines=True)
+    for column in ("#", "kind", "step", "scores", "action", "rule / reason"):
+        table.add_column(column, overflow="fold")
+    for step in steps:
+        scores = Text()
+        for s in step.scores:
+            style = "red" if s.value < 0.5 else ""
+            scores.append(f"{s.name} {s.value:.2f}\n", style=style)
+        decision = safe(step.rule or "(default)")
+        decision.append("\n")
+        decision.append_text(safe(step.reason, None if full else 300))
+        if step.halt:
+            decision.append("\nrun halted", style="bold red")
+        table.add_row(str(step.index), step.kind, _what(step, None if full else 400), scores, action_text(step.action),
+                      decision)
+    console.print(table)

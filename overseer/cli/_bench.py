@@ -1,0 +1,30 @@
+"""``overseer bench``: benchmarks that print JSON."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from overseer.cli._common import console, handle_errors
+
+
+@click.group("bench")
+def bench_group() -> None:
+    """Measure overseer on this machine (JSON out)."""
+
+
+@bench_group.command("pipeline")
+@click.option("--steps", type=click.IntRange(100), default=2000, show_default=True, help="Steps to time.")
+@click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
+@handle_errors
+def pipeline(steps: int, concurrency: int, as_json: bool) -> None:
+    """Per-step pipeline overhead with a constant scorer: latency p50/p99, throughput at 1 and N trajectories."""
+    from overseer._bench import bench_pipeline
+
+    result = bench_pipeline(steps=steps, concurrency=concurrency)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        console.print_json(json.dumps(result))

@@ -1,0 +1,83 @@
+"""What the CLI commands share: the console, safe printing of untrusted text, error handling, time filters."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from overseer.exceptions import OverseerError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: object, limit: int | None = None) -> Text:
+    """Untrusted text (tool output, arguments) as a rich Text: no markup, no terminal escape codes."""
+    value = _CONTROL.sub("\N{REPLACEMENT CHARACTER}", str(text))
+    if limit is not None and len(value) > limit:
+        value = value[: limit - 1] + "\N{HORIZONTAL ELLIPSIS}"
+    return Text(value)
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print an error (no traceback) and exit."""
+    err_console.print(Text("error: ", style="bold red") + safe(message))
+    sys.exit(code)
+
+
+def handle_errors(fn: F) -> F:
+    """Turn overseer's own errors into a message and exit status 2, without a traceback."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except OverseerError as err:
+            fail(str(err))
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+_RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+class TimeParam(click.ParamType):
+    """An ISO date or time (UTC unless it says otherwise), or an age such as ``30m``, ``2h``, ``7d``."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        text = str(value).strip()
+        match = _RELATIVE.match(text)
+        if match:
+            return datetime.now(UTC) - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            self.fail(f"{value!r} is neither an ISO time nor an age like 30m, 2h, 7d", param, ctx)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+ACTION_STYLE = {"allow": "green", "flag": "yellow", "block": "bold red", "resample": "cyan", "escalate": "magenta"}
+
+
+def action_text(action: str) -> Text:
+    """An action, coloured."""
+    return Text(action, style=ACTION_STYLE.get(action, ""))

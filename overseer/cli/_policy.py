@@ -1,0 +1,126 @@
+"""``overseer policy``: check, explain and describe policy files."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from overseer.cli._common import action_text, console, handle_errors, safe
+from overseer.policy import BUILTIN_POLICIES, Policy, Rule, builtin_policy_path, load_policy
+from overseer.scorers._rules import RULE_CHECKS
+
+
+@click.group("policy")
+def policy_group() -> None:
+    """Check and explain policies."""
+
+
+def _when_text(rule: Rule) -> str:
+    when = rule.when
+    parts: list[str] = []
+    if when.kind is not None:
+        parts.append(f"kind {when.kind if isinstance(when.kind, str) else ' | '.join(when.kind)}")
+    if when.tool is not None:
+        parts.append(f"tool {when.tool if isinstance(when.tool, str) else ' | '.join(when.tool)}")
+    for name, bound in (when.score or {}).items():
+        if bound.below is not None:
+            parts.append(f"{name} < {bound.below}")
+        if bound.above is not None:
+            parts.append(f"{name} > {bound.above}")
+    if when.content:
+        parts.append(f"text ~ /{when.content}/")
+    for key, regex in (when.args or {}).items():
+        parts.append(f"arg {key} ~ /{regex}/")
+    if when.args_from is not None:
+        parts.append("args carry a value first seen in an earlier matching step")
+    if when.after is not None:
+        parts.append("after an earlier matching step")
+    if when.repeated is not None:
+        parts.append(f"same call made {when.repeated}+ times before")
+    return ", ".join(parts) or "every step"
+
+
+def _produced(policy: Policy) -> set[str] | None:
+    """The score names the policy's scorers produce, or None where that cannot be known (python scorers)."""
+    names: set[str] = set()
+    for key, spec in policy.scorers.items():
+        if spec.type == "rules":
+            names.update(f"rules.{c}" for c in spec.checks)
+            names.update(f"rules.{p.name}" for p in spec.patterns)
+        elif spec.type == "prm":
+            names.add("prm")
+        elif spec.type == "constant":
+            names.add(key)
+        else:
+            return None
+    return names
+
+
+def policy_warnings(policy: Policy) -> list[str]:
+    """Mistakes that validate but are probably not meant: rules reading scores no scorer gives, dead rules."""
+    warnings: list[str] = []
+    produced = _produced(policy)
+    for i, rule in enumerate(policy.rules):
+        matches = [rule.when, rule.when.after, rule.when.args_from]
+        read = {name for m in matches if m is not None for name in (m.score or {})}
+        if produced is not None:
+            for name in sorted(read - produced):
+                warnings.append(f"rules[{i}] {rule.name}: reads score {name!r}, which no configured scorer produces")
+        if not rule.when.model_dump(exclude_defaults=True) and i < len(policy.rules) - 1:
+            warnings.append(f"rules[{i}] {rule.name}: matches every step, so the rules after it never apply")
+    return warnings
+
+
+@policy_group.command("check")
+@click.argument("file")
+@click.option("--json", "as_json", is_flag=True, help="Print the validated policy as JSON.")
+@handle_errors
+def check(file: str, as_json: bool) -> None:
+    """Validate a policy FILE (or a shipped policy's name) and explain what it does."""
+    policy = load_policy(file)
+    warnings = policy_warnings(policy)
+    if as_json:
+        click.echo(json.dumps({"id": policy.id, "policy": policy.model_dump(mode="json"), "warnings": warnings}, indent=2))
+        return
+    console.print(Text.assemble(("valid ", "bold green"), safe(file), " -> ", (policy.id, "bold")))
+    if policy.description:
+        console.print(safe(policy.description.strip()))
+    scorers = ", ".join(f"{k} ({v.type})" for k, v in policy.scorers.items())
+    console.print(f"scorers: {scorers}; timeout {policy.scorer_timeout_s} s; on scorer error: {policy.on_scorer_error}")
+    table = Table(title="rules (first match wins)", show_lines=False)
+    table.add_column("#", justify="right")
+    table.add_column("rule")
+    table.add_column("when")
+    table.add_column("action")
+    for i, rule in enumerate(policy.rules):
+        action = action_text(rule.action)
+        if rule.resample is not None:
+            action.append(f" x{rule.resample.candidates}, else {rule.resample.fallback}")
+        table.add_row(str(i), safe(rule.name), safe(_when_text(rule)), action)
+    table.add_row("", Text("(no match)", style="dim"), "", action_text(policy.default_action))
+    console.print(table)
+    if policy.stop is not None:
+        stop = policy.stop
+        limits = [f"{n} {w}" for n, w in ((stop.after_blocked, "blocked"), (stop.after_flagged, "flagged"),
+                                         (stop.after_escalated, "escalated")) if n is not None]
+        console.print(f"stop the run after: {', or '.join(limits)} step(s)")
+    for warning in warnings:
+        console.print(Text("warning: ", style="yellow") + safe(warning))
+
+
+@policy_group.command("schema")
+def schema() -> None:
+    """Print the policy file's JSON Schema (for editors: ``# yaml-language-server: $schema=...``)."""
+    click.echo(json.dumps(Policy.model_json_schema(), indent=2, sort_keys=True))
+
+
+@policy_group.command("list")
+def list_policies() -> None:
+    """List the shipped policies and their files."""
+    for name in BUILTIN_POLICIES:
+        policy = load_policy(name)
+        console.print(Text.assemble((name, "bold"), f"  {policy.id}  ", str(builtin_policy_path(name))))
+    console.print(f"rule checks available to the rules scorer: {', '.join(RULE_CHECKS)}")

@@ -1,0 +1,80 @@
+"""Shared fixtures: audit stores on every backend, the shared datasets folder, a tiny trajectory."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from overseer import AuditStore
+
+PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def _pg_available() -> bool:
+    try:
+        import psycopg
+
+        with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres", connect_timeout=2):
+            return True
+    except Exception:
+        return False
+
+
+PG_AVAILABLE = _pg_available()
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    if not PG_AVAILABLE:
+        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+    import psycopg
+
+    name = f"overseer_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+    try:
+        with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres", autocommit=True,
+                             connect_timeout=5) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    except Exception:
+        pass
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An audit store URL on each backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'audit.db'}"
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+@pytest.fixture
+def shared_datasets() -> Path:
+    """``../shared/datasets``, or a skip where this checkout has none (a user's fresh clone)."""
+    path = SHARED / "datasets"
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent: the shared datasets are not part of the product")
+    return path
+
+
+@pytest.fixture
+def open_store() -> Iterator[Callable[..., AuditStore]]:
+    """Open audit stores that are closed when the test ends."""
+    stores: list[AuditStore] = []
+
+    def make(url: str, **kwargs: Any) -> AuditStore:
+        store = AuditStore(url, **kwargs)
+        stores.append(store)
+        return store
+
+    yield make
+    for store in stores:
+        store.close()

@@ -1,0 +1,141 @@
+"""Audit records are never lost: the database goes down, the queue fills, a process dies."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.exc import OperationalError
+
+from overseer import AuditStore, Overseer, Plan, Telemetry, ToolCall
+from overseer.store import AuditExporter, AuditSpanProcessor, SpillQueue
+from overseer.testing import ConstantScorer
+
+POLICY = {"name": "p", "rules": []}
+
+
+class FlakyStore(AuditStore):
+    """A real store whose writes fail while ``down`` is set, and that can be slowed down."""
+
+    down = False
+    delay_s = 0.0
+
+    def write(self, records: Any) -> None:
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if self.down:
+            raise OperationalError("INSERT", {}, ConnectionRefusedError("database is down"))
+        super().write(records)
+
+
+def run_steps(ov: Overseer, trajectory: str, n: int) -> None:
+    with ov.trajectory("task", id=trajectory) as run:
+        for i in range(n):
+            run.judge(ToolCall(tool="t", args={"i": i}) if i % 2 else Plan(content=str(i)))
+
+
+def test_an_outage_is_spilled_and_caught_up_without_duplicates(tmp_path: Path, open_store: Any) -> None:
+    store = FlakyStore(f"sqlite:///{tmp_path / 'a.db'}")
+    telemetry = Telemetry(store=store, spill_dir=tmp_path / "spill")
+    assert telemetry.audit is not None
+    telemetry.audit.exporter.retry_interval_s = 0.05
+    ov = Overseer(POLICY, scorers=[ConstantScorer()], telemetry=telemetry)
+    run_steps(ov, "before", 20)
+    ov.flush()
+    store.down = True
+    run_steps(ov, "during", 30)
+    ov.flush()
+    assert telemetry.audit.exporter.degraded
+    assert SpillQueue(tmp_path / "spill").count() == 31  # 30 steps and the trajectory record
+    store.down = False
+    run_steps(ov, "after", 10)
+    ov.close()
+    check = open_store(store.url)
+    assert check.count("steps") == 60
+    assert check.count("trajectories") == 3
+    assert not SpillQueue(tmp_path / "spill").pending()
+
+
+def test_a_full_queue_pushes_back_then_spills_and_loses_nothing(tmp_path: Path, open_store: Any) -> None:
+    store = FlakyStore(f"sqlite:///{tmp_path / 'a.db'}")
+    store.delay_s = 0.05
+    processor = AuditSpanProcessor(AuditExporter(store, SpillQueue(tmp_path / "spill")), max_queue=4, max_batch=2,
+                                   block_s=0.001)
+    telemetry = Telemetry(processors=[processor])
+    ov = Overseer(POLICY, scorers=[ConstantScorer()], telemetry=telemetry)
+    run_steps(ov, "burst", 200)
+    ov.close()
+    assert processor.overflowed > 0
+    assert open_store(store.url).count("steps") == 200
+
+
+def test_a_spill_left_by_a_dead_process_is_replayed_by_the_next(tmp_path: Path, open_store: Any) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    script = f"""
+import os
+from overseer import AuditStore, Overseer, Plan, Telemetry
+from overseer.testing import ConstantScorer
+from overseer.store import SpillQueue
+class Down(AuditStore):
+    def write(self, records):
+        raise OSError("disk unplugged")
+telemetry = Telemetry(store=Down({url!r}), spill_dir={str(tmp_path / 'spill')!r})
+ov = Overseer({{"name": "p"}}, scorers=[ConstantScorer()], telemetry=telemetry)
+run = ov.trajectory("task", id="dies")
+for i in range(25):
+    run.judge(Plan(content=str(i)))
+ov.flush()
+os._exit(9)  # killed before it could end the trajectory or shut down
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 9, done.stderr
+    assert SpillQueue(tmp_path / "spill").count() == 25
+    telemetry = Telemetry(store=url, spill_dir=tmp_path / "spill")
+    ov = Overseer(POLICY, scorers=[ConstantScorer()], telemetry=telemetry)
+    ov.close()
+    assert open_store(url).count("steps") == 25
+    assert not SpillQueue(tmp_path / "spill").pending()
+
+
+def _pg_ctl(action: str) -> None:
+    version = sorted(os.listdir("/etc/postgresql"))[-1]
+    subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", action, *(["-m", "fast"] if action == "stop" else [])],
+                   check=True, capture_output=True, timeout=120)
+
+
+@pytest.mark.postgres
+def test_postgres_stopped_mid_run_loses_no_record(pg_url: str, tmp_path: Path, open_store: Any) -> None:
+    if shutil.which("pg_ctlcluster") is None or not os.path.isdir("/etc/postgresql") or os.geteuid() != 0:
+        pytest.skip("needs root and Debian's pg_ctlcluster to stop and start the local PostgreSQL server")
+    telemetry = Telemetry(store=pg_url, spill_dir=tmp_path / "spill")
+    assert telemetry.audit is not None
+    telemetry.audit.exporter.retry_interval_s = 0.2
+    ov = Overseer(POLICY, scorers=[ConstantScorer()], telemetry=telemetry)
+    run_steps(ov, "before", 40)
+    ov.flush()
+    _pg_ctl("stop")
+    try:
+        started = time.perf_counter()
+        run_steps(ov, "during", 60)  # the agent goes on while the database is down
+        during_s = time.perf_counter() - started
+        ov.flush()
+        assert telemetry.audit.exporter.degraded
+    finally:
+        _pg_ctl("start")
+    for _ in range(100):  # wait until the server accepts connections again
+        try:
+            open_store(pg_url, migrate=False).count()
+            break
+        except Exception:
+            time.sleep(0.2)
+    run_steps(ov, "after", 20)
+    ov.close()
+    store = open_store(pg_url)
+    assert store.count("steps") == 120
+    assert store.count("trajectories") == 3
+    assert not SpillQueue(tmp_path / "spill").pending()
+    assert during_s < 30  # no write ever waited on the dead database in the agent's path
