@@ -24,10 +24,16 @@ def _steps(n: int, prefix: str = "c") -> list[Step]:
     while len(cycle) < n:
         call_id = f"{prefix}{i}"
         cycle.append(Plan(content=f"Look up order {i} and check its status before answering."))
-        cycle.append(ToolCall(tool="get_order", args={"order_id": f"A{i:05d}", "fields": ["status", "eta"]},
-                              call_id=call_id))
-        cycle.append(Observation(call_id=call_id, tool="get_order",
-                                 content=f'{{"order_id": "A{i:05d}", "status": "shipped", "eta": "2026-12-0{i % 9 + 1}"}}'))
+        cycle.append(
+            ToolCall(tool="get_order", args={"order_id": f"A{i:05d}", "fields": ["status", "eta"]}, call_id=call_id)
+        )
+        cycle.append(
+            Observation(
+                call_id=call_id,
+                tool="get_order",
+                content=f'{{"order_id": "A{i:05d}", "status": "shipped", "eta": "2026-12-0{i % 9 + 1}"}}',
+            )
+        )
         i += 1
     cycle = cycle[: n - 1]
     cycle.append(FinalAnswer(content="All orders have shipped."))
@@ -37,8 +43,12 @@ def _steps(n: int, prefix: str = "c") -> list[Step]:
 def _percentiles(samples_ms: list[float]) -> dict[str, float]:
     ordered = sorted(samples_ms)
     q = statistics.quantiles(ordered, n=100, method="inclusive")
-    return {"p50_ms": round(q[49], 4), "p99_ms": round(q[98], 4), "mean_ms": round(statistics.fmean(ordered), 4),
-            "max_ms": round(ordered[-1], 4)}
+    return {
+        "p50_ms": round(q[49], 4),
+        "p99_ms": round(q[98], 4),
+        "mean_ms": round(statistics.fmean(ordered), 4),
+        "max_ms": round(ordered[-1], 4),
+    }
 
 
 def _latency(overseer: Overseer, steps: int, trajectory_len: int) -> list[float]:

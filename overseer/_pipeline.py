@@ -1,5 +1,6 @@
-"""The oversight pipeline: a step goes in, the scorers judge it, the policy decides, a verdict comes out, and the
-decision is recorded.
+"""The oversight pipeline: a step goes in, the scorers judge it, the policy decides, a verdict comes out.
+
+Every decision is recorded (telemetry, and through it the audit store).
 
 All scoring runs on one event loop that the :class:`Overseer` owns, on a thread of its own. That is what makes
 the sync entry points honest (``judge`` works inside a running event loop; it never calls ``asyncio.run``), lets
@@ -190,7 +191,9 @@ class TrajectoryHandle:
     def __enter__(self) -> TrajectoryHandle:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.end("completed" if exc is None else "error")
 
     async def __aenter__(self) -> TrajectoryHandle:
@@ -299,7 +302,11 @@ class Overseer:
         started = time.time_ns()
         try:
             request = ScoreRequest(
-                trajectory_id=handle.id, task=handle.task, history=history, step=step, metadata=handle.metadata
+                trajectory_id=handle.id,
+                task=handle.task,
+                history=history,
+                step=step,
+                metadata=handle.metadata,
             )
             outcome = (await self.scorer.score_detailed([request]))[0]
             await handle._wait_turn(index)
@@ -374,7 +381,9 @@ class Overseer:
     def __enter__(self) -> Overseer:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     async def __aenter__(self) -> Overseer:
@@ -384,4 +393,3 @@ class Overseer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
-

@@ -205,7 +205,9 @@ def parse_openai(obj: dict[str, Any], *, file: str = "<dict>", line: int = 0) ->
             if not isinstance(calls, list):
                 raise TrajectoryFormatError(file, line, f"{field}.tool_calls", "expected a list")
             if not calls:
-                steps.append(FinalAnswer(content=content) if i == last_answer else Message(role="assistant", content=content))
+                steps.append(
+                    FinalAnswer(content=content) if i == last_answer else Message(role="assistant", content=content)
+                )
                 continue
             if content.strip():
                 steps.append(Plan(content=content))

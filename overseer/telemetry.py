@@ -15,6 +15,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
@@ -64,7 +65,7 @@ class Telemetry:
         store: AuditStore | str | None = None,
         processors: Sequence[SpanProcessor] = (),
         otlp: bool | None = None,
-        spill_dir: str | os.PathLike[str] | None = None,
+        spill_dir: str | Path | None = None,
         service_name: str = "overseer",
     ) -> None:
         resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service_name)})
@@ -85,9 +86,7 @@ class Telemetry:
             self.provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         self.tracer = self.provider.get_tracer("overseer", __version__)
 
-    def start_trajectory(
-        self, trajectory_id: str, task: str, metadata: Mapping[str, Any], policy: str
-    ) -> Span:
+    def start_trajectory(self, trajectory_id: str, task: str, metadata: Mapping[str, Any], policy: str) -> Span:
         """Open the span of a trajectory (ended by :meth:`end_trajectory`)."""
         agent = metadata.get("agent")
         attributes: dict[str, Any] = {

@@ -40,8 +40,9 @@ def pg_url() -> Iterator[str]:
         conn.execute(f'CREATE DATABASE "{name}"')
     yield f"postgresql://postgres@127.0.0.1:5432/{name}"
     try:
-        with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres", autocommit=True,
-                             connect_timeout=5) as conn:
+        with psycopg.connect(
+            "host=127.0.0.1 port=5432 user=postgres dbname=postgres", autocommit=True, connect_timeout=5
+        ) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     except Exception:
         pass

@@ -63,8 +63,9 @@ def test_an_outage_is_spilled_and_caught_up_without_duplicates(tmp_path: Path, o
 def test_a_full_queue_pushes_back_then_spills_and_loses_nothing(tmp_path: Path, open_store: Any) -> None:
     store = FlakyStore(f"sqlite:///{tmp_path / 'a.db'}")
     store.delay_s = 0.05
-    processor = AuditSpanProcessor(AuditExporter(store, SpillQueue(tmp_path / "spill")), max_queue=4, max_batch=2,
-                                   block_s=0.001)
+    processor = AuditSpanProcessor(
+        AuditExporter(store, SpillQueue(tmp_path / "spill")), max_queue=4, max_batch=2, block_s=0.001
+    )
     telemetry = Telemetry(processors=[processor])
     ov = Overseer(POLICY, scorers=[ConstantScorer()], telemetry=telemetry)
     run_steps(ov, "burst", 200)
@@ -83,7 +84,7 @@ from overseer.store import SpillQueue
 class Down(AuditStore):
     def write(self, records):
         raise OSError("disk unplugged")
-telemetry = Telemetry(store=Down({url!r}), spill_dir={str(tmp_path / 'spill')!r})
+telemetry = Telemetry(store=Down({url!r}), spill_dir={str(tmp_path / "spill")!r})
 ov = Overseer({{"name": "p"}}, scorers=[ConstantScorer()], telemetry=telemetry)
 run = ov.trajectory("task", id="dies")
 for i in range(25):
@@ -103,8 +104,19 @@ os._exit(9)  # killed before it could end the trajectory or shut down
 
 def _pg_ctl(action: str) -> None:
     version = sorted(os.listdir("/etc/postgresql"))[-1]
-    subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", action, *(["-m", "fast"] if action == "stop" else [])],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            "pg_ctlcluster",
+            "--skip-systemctl-redirect",
+            version,
+            "main",
+            action,
+            *(["-m", "fast"] if action == "stop" else []),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.postgres

@@ -38,11 +38,13 @@ def policy_file(tmp_path: Path) -> Path:
 
 def test_judge_returns_verdicts_with_provenance(policy_file: Path) -> None:
     telemetry, _ = memory()
-    with Overseer(policy_file, scorers=[FunctionScorer(by_tool, name="q", version="7")], telemetry=telemetry) as ov:
-        with ov.trajectory("do the thing", id="t1") as run:
-            ok = run.judge(ToolCall(tool="good", args={}, call_id="c1"))
-            bad = run.judge(ToolCall(tool="bad_tool", args={}, call_id="c2"))
-            plan = run.judge(Plan(content="hmm"))
+    with (
+        Overseer(policy_file, scorers=[FunctionScorer(by_tool, name="q", version="7")], telemetry=telemetry) as ov,
+        ov.trajectory("do the thing", id="t1") as run,
+    ):
+        ok = run.judge(ToolCall(tool="good", args={}, call_id="c1"))
+        bad = run.judge(ToolCall(tool="bad_tool", args={}, call_id="c2"))
+        plan = run.judge(Plan(content="hmm"))
     assert (ok.action, ok.index, ok.rule) == ("allow", 0, None)
     assert (bad.action, bad.rule, bad.tool, bad.call_id) == ("block", "low", "bad_tool", "c2")
     assert bad.reason == "q 0.10 < 0.50"
@@ -60,13 +62,19 @@ def test_resample_verdict_carries_candidates(policy_file: Path) -> None:
 
 def test_evaluate_scores_a_candidate_without_recording_it(policy_file: Path) -> None:
     telemetry, spans = memory()
-    with Overseer(policy_file, scorers=[FunctionScorer(by_tool)], telemetry=telemetry) as ov, ov.trajectory("t") as run:
+    with (
+        Overseer(policy_file, scorers=[FunctionScorer(by_tool)], telemetry=telemetry) as ov,
+        ov.trajectory("t") as run,
+    ):
         run.judge(Plan(content="first"))
         candidate = run.evaluate(ToolCall(tool="bad_x", args={}))
         assert (candidate.action, candidate.index) == ("block", 1)
         assert len(run.steps) == 1
         assert run.judge(ToolCall(tool="good", args={})).index == 1
-    assert sum(1 for s in spans.get_finished_spans() if s.attributes and s.attributes.get("overseer.record") == "step") == 2
+    assert (
+        sum(1 for s in spans.get_finished_spans() if s.attributes and s.attributes.get("overseer.record") == "step")
+        == 2
+    )
 
 
 def test_scorer_timeout_and_crash_follow_on_scorer_error(policy_file: Path) -> None:
@@ -90,10 +98,12 @@ def test_scorer_timeout_and_crash_follow_on_scorer_error(policy_file: Path) -> N
 
 def test_stop_halts_the_trajectory(policy_file: Path) -> None:
     telemetry, spans = memory()
-    with Overseer(policy_file, scorers=[FunctionScorer(by_tool)], telemetry=telemetry) as ov:
-        with ov.trajectory("t", id="halt-me") as run:
-            verdicts = [run.judge(ToolCall(tool=t, args={})) for t in ("bad1", "good", "bad2", "good")]
-            assert run.halted
+    with (
+        Overseer(policy_file, scorers=[FunctionScorer(by_tool)], telemetry=telemetry) as ov,
+        ov.trajectory("t", id="halt-me") as run,
+    ):
+        verdicts = [run.judge(ToolCall(tool=t, args={})) for t in ("bad1", "good", "bad2", "good")]
+        assert run.halted
     assert [v.halt for v in verdicts] == [False, False, True, True]
     (trajectory,) = [s for s in spans.get_finished_spans() if s.name == "invoke_agent"]
     assert trajectory.attributes is not None and trajectory.attributes["overseer.trajectory.status"] == "halted"
@@ -121,7 +131,9 @@ def test_concurrent_trajectories_never_mix(policy_file: Path) -> None:
     results = asyncio.run(main())
     ov.close()
     assert results == [list(range(15))] * 40
-    assert all(steps == [f"{i}:{k}" for k in range(15)] for i, steps in ((int(t.split("-")[1]), v) for t, v in seen.items()))
+    assert all(
+        steps == [f"{i}:{k}" for k in range(15)] for i, steps in ((int(t.split("-")[1]), v) for t, v in seen.items())
+    )
 
 
 def test_parallel_calls_keep_submission_order_and_threads_share_one_instance(policy_file: Path) -> None:
@@ -136,8 +148,11 @@ def test_parallel_calls_keep_submission_order_and_threads_share_one_instance(pol
             return [v.index for v in await asyncio.gather(*calls)]
 
     assert asyncio.run(parallel()) == list(range(6))
-    order = [s.attributes["overseer.step.index"] for s in spans.get_finished_spans()
-             if s.attributes and s.attributes.get("overseer.trajectory.id") == "par" and s.name.startswith("execute_tool")]
+    order = [
+        s.attributes["overseer.step.index"]
+        for s in spans.get_finished_spans()
+        if s.attributes and s.attributes.get("overseer.trajectory.id") == "par" and s.name.startswith("execute_tool")
+    ]
     assert order == list(range(6))
 
     errors: list[BaseException] = []
@@ -182,8 +197,11 @@ def test_scorers_hear_of_the_end_of_each_trajectory_and_close_ends_open_ones(pol
     assert ov.trajectory("t", id="b") is left_open  # an open id resumes the same trajectory
     ov.close()
     assert scorer.ended == ["a", "b"]
-    statuses = {s.attributes["overseer.trajectory.id"]: s.attributes["overseer.trajectory.status"]
-                for s in spans.get_finished_spans() if s.attributes and s.name == "invoke_agent"}
+    statuses = {
+        s.attributes["overseer.trajectory.id"]: s.attributes["overseer.trajectory.status"]
+        for s in spans.get_finished_spans()
+        if s.attributes and s.name == "invoke_agent"
+    }
     assert statuses == {"a": "completed", "b": "abandoned"}
     with pytest.raises(RuntimeError, match="has ended"):
         left_open.judge(Plan(content="late"))

@@ -15,13 +15,24 @@ from overseer import (
 )
 
 NATIVE = {
-    "id": "run-42", "task": "Pay the bill in bill-december.txt",
+    "id": "run-42",
+    "task": "Pay the bill in bill-december.txt",
     "metadata": {"agent": "banking-bot", "model": "gpt-4o-mini"},
     "steps": [
         {"kind": "plan", "content": "Read the bill, then pay it."},
-        {"kind": "tool_call", "tool": "read_file", "args": {"file_path": "bill-december.txt"}, "call_id": "c1"},
+        {
+            "kind": "tool_call",
+            "tool": "read_file",
+            "args": {"file_path": "bill-december.txt"},
+            "call_id": "c1",
+        },
         {"kind": "observation", "call_id": "c1", "content": "Bill ... IBAN UK12 ..."},
-        {"kind": "tool_call", "tool": "send_money", "args": {"recipient": "UK12...", "amount": 98.7}, "call_id": "c2"},
+        {
+            "kind": "tool_call",
+            "tool": "send_money",
+            "args": {"recipient": "UK12...", "amount": 98.7},
+            "call_id": "c2",
+        },
         {"kind": "final", "content": "Paid."},
     ],
 }
@@ -31,13 +42,30 @@ CHAT = {
     "messages": [
         {"role": "system", "content": "You are a bank assistant."},
         {"role": "user", "content": "Pay the bill in bill.txt"},
-        {"role": "assistant", "content": "I will read it first.",
-         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"bill.txt\"}"}},
-                        {"id": "c2", "type": "function", "function": {"name": "get_balance", "arguments": {}}}]},
+        {
+            "role": "assistant",
+            "content": "I will read it first.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "bill.txt"}'},
+                },
+                {"id": "c2", "type": "function", "function": {"name": "get_balance", "arguments": {}}},
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "IBAN UK12, 98.70"},
         {"role": "tool", "tool_call_id": "c2", "content": [{"type": "text", "text": "1000.00"}]},
-        {"role": "assistant", "content": None,
-         "tool_calls": [{"id": "c3", "function": {"name": "send_money", "arguments": {"recipient": "UK12", "amount": 98.7}}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c3",
+                    "function": {"name": "send_money", "arguments": {"recipient": "UK12", "amount": 98.7}},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c3", "content": "ok"},
         {"role": "user", "content": "Thanks! Anything else?"},
         {"role": "assistant", "content": "The bill is paid."},
@@ -66,7 +94,17 @@ def test_openai_transcript_maps_every_message(tmp_path: Path) -> None:
     assert trajectory.task == "Pay the bill in bill.txt"
     assert trajectory.metadata["system"] == "You are a bank assistant."
     kinds = [type(s) for s in trajectory.steps]
-    assert kinds == [Plan, ToolCall, ToolCall, Observation, Observation, ToolCall, Observation, Message, FinalAnswer]
+    assert kinds == [
+        Plan,
+        ToolCall,
+        ToolCall,
+        Observation,
+        Observation,
+        ToolCall,
+        Observation,
+        Message,
+        FinalAnswer,
+    ]
     first_call, obs = trajectory.steps[1], trajectory.steps[3]
     assert isinstance(first_call, ToolCall) and first_call.args == {"path": "bill.txt"}  # a JSON string
     assert isinstance(trajectory.steps[5], ToolCall) and trajectory.steps[5].args["amount"] == 98.7  # an object
@@ -86,8 +124,16 @@ def test_auto_format_and_gzip(tmp_path: Path) -> None:
     [
         ("{not json", "", "not JSON"),
         ("[1, 2]", "", "expected a JSON object"),
-        (json.dumps({**NATIVE, "steps": [{"kind": "tool_call", "args": {}}]}), "steps[0].tool", "Field required"),
-        (json.dumps({**NATIVE, "steps": [{"kind": "teleport"}]}), "steps[0]", "does not match any of the expected tags"),
+        (
+            json.dumps({**NATIVE, "steps": [{"kind": "tool_call", "args": {}}]}),
+            "steps[0].tool",
+            "Field required",
+        ),
+        (
+            json.dumps({**NATIVE, "steps": [{"kind": "teleport"}]}),
+            "steps[0]",
+            "does not match any of the expected tags",
+        ),
         (json.dumps({"task": "t", "steps": [], "colour": 1}), "colour", "unknown field"),
         (json.dumps({**NATIVE, "task": 5}), "task", "valid string"),
     ],
@@ -105,11 +151,23 @@ def test_native_errors_name_file_line_and_field(tmp_path: Path, line: str, field
 @pytest.mark.parametrize(
     ("mutate", "field", "problem"),
     [
-        (lambda m: m[2]["tool_calls"][0]["function"].update(arguments="{oops"), "messages[2].tool_calls[0].function.arguments", "not valid JSON"),
-        (lambda m: m[2]["tool_calls"][0]["function"].update(arguments="[1]"), "messages[2].tool_calls[0].function.arguments", "JSON object"),
+        (
+            lambda m: m[2]["tool_calls"][0]["function"].update(arguments="{oops"),
+            "messages[2].tool_calls[0].function.arguments",
+            "not valid JSON",
+        ),
+        (
+            lambda m: m[2]["tool_calls"][0]["function"].update(arguments="[1]"),
+            "messages[2].tool_calls[0].function.arguments",
+            "JSON object",
+        ),
         (lambda m: m[3].update(tool_call_id="nope"), "messages[3].tool_call_id", "does not match"),
         (lambda m: m[1].update(role="wizard"), "messages[1].role", "unknown role"),
-        (lambda m: m[2]["tool_calls"][0]["function"].pop("name"), "messages[2].tool_calls[0].function.name", "tool name"),
+        (
+            lambda m: m[2]["tool_calls"][0]["function"].pop("name"),
+            "messages[2].tool_calls[0].function.name",
+            "tool name",
+        ),
     ],
 )
 def test_openai_errors_name_the_field(tmp_path: Path, mutate, field: str, problem: str) -> None:  # type: ignore[no-untyped-def]
@@ -124,7 +182,9 @@ def test_openai_errors_name_the_field(tmp_path: Path, mutate, field: str, proble
 
 def test_skip_invalid_reports_and_continues(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    path.write_bytes(json.dumps(NATIVE).encode() + b"\n\xff\xfe broken\n{\"task\": 1}\n" + json.dumps(CHAT).encode() + b"\n")
+    path.write_bytes(
+        json.dumps(NATIVE).encode() + b'\n\xff\xfe broken\n{"task": 1}\n' + json.dumps(CHAT).encode() + b"\n"
+    )
     errors: list[TrajectoryFormatError] = []
     ids = [t.id for t in read_trajectories(path, skip_invalid=True, on_error=errors.append)]
     assert ids == ["run-42", "chat-1"]

@@ -24,8 +24,12 @@ def test_trajectory_round_trips_through_json() -> None:
     trajectory = Trajectory(
         id="run-1",
         task="Pay the bill",
-        steps=(Plan(content="read, then pay"), ToolCall(tool="read_file", args={"p": "b.txt"}, call_id="c1"),
-               Observation(call_id="c1", content="IBAN X"), FinalAnswer(content="Paid.")),
+        steps=(
+            Plan(content="read, then pay"),
+            ToolCall(tool="read_file", args={"p": "b.txt"}, call_id="c1"),
+            Observation(call_id="c1", content="IBAN X"),
+            FinalAnswer(content="Paid."),
+        ),
     )
     again = Trajectory.model_validate_json(trajectory.model_dump_json())
     assert again == trajectory
@@ -38,10 +42,31 @@ def test_score_values_are_probabilities() -> None:
 
 
 def test_verdict_record_has_the_documented_keys() -> None:
-    verdict = Verdict(trajectory_id="run-42", index=3, step_id="s", kind="tool_call", tool="send_money", call_id="c2",
-                      scores={"prm": 0.07}, action="block", rule="r", reason="why", policy="default@abc",
-                      scorer="m@1")
+    verdict = Verdict(
+        trajectory_id="run-42",
+        index=3,
+        step_id="s",
+        kind="tool_call",
+        tool="send_money",
+        call_id="c2",
+        scores={"prm": 0.07},
+        action="block",
+        rule="r",
+        reason="why",
+        policy="default@abc",
+        scorer="m@1",
+    )
     assert list(verdict.to_record()) == [
-        "trajectory_id", "index", "kind", "tool", "call_id", "scores", "action", "rule", "reason", "policy",
-        "scorer", "halt",
+        "trajectory_id",
+        "index",
+        "kind",
+        "tool",
+        "call_id",
+        "scores",
+        "action",
+        "rule",
+        "reason",
+        "policy",
+        "scorer",
+        "halt",
     ]

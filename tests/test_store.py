@@ -14,12 +14,32 @@ from overseer.testing import FunctionScorer
 
 def step_record(traj: str, idx: int, action: str = "allow", **extra: object) -> dict[str, object]:
     return {
-        "type": "step", "id": f"{traj}-s{idx}", "trajectory_id": traj, "idx": idx, "kind": "tool_call",
-        "tool": "send", "call_id": f"c{idx}", "action": action, "rule": "r1" if action != "allow" else None,
-        "reason": "because", "policy": "p@1", "scorer": "m@1", "halt": False, "agent": "bot",
-        "step": {"kind": "tool_call", "id": f"{traj}-s{idx}", "tool": "send", "args": {"n": idx}, "call_id": f"c{idx}"},
-        "errors": None, "created_at_ns": 1_700_000_000_000_000_000 + idx * 10**9, "latency_ms": 0.5,
-        "trace_id": "0" * 32, "span_id": "1" * 16,
+        "type": "step",
+        "id": f"{traj}-s{idx}",
+        "trajectory_id": traj,
+        "idx": idx,
+        "kind": "tool_call",
+        "tool": "send",
+        "call_id": f"c{idx}",
+        "action": action,
+        "rule": "r1" if action != "allow" else None,
+        "reason": "because",
+        "policy": "p@1",
+        "scorer": "m@1",
+        "halt": False,
+        "agent": "bot",
+        "step": {
+            "kind": "tool_call",
+            "id": f"{traj}-s{idx}",
+            "tool": "send",
+            "args": {"n": idx},
+            "call_id": f"c{idx}",
+        },
+        "errors": None,
+        "created_at_ns": 1_700_000_000_000_000_000 + idx * 10**9,
+        "latency_ms": 0.5,
+        "trace_id": "0" * 32,
+        "span_id": "1" * 16,
         "scores": [{"name": "prm", "value": 0.1 * idx, "label": None, "explanation": "x", "scorer": "m@1"}],
         **extra,
     }
@@ -34,8 +54,11 @@ def test_migrations_create_exactly_the_declared_schema(store_url: str) -> None:
 
 def test_writes_are_idempotent_and_read_back(store_url: str, open_store: Any) -> None:
     store = open_store(store_url)
-    records = [step_record("t1", 0, trajectory={"task": "Do it", "meta": {"agent": "bot"}, "started_at_ns": 1}),
-               step_record("t1", 1, "block"), step_record("t2", 0, "flag", agent="other")]
+    records = [
+        step_record("t1", 0, trajectory={"task": "Do it", "meta": {"agent": "bot"}, "started_at_ns": 1}),
+        step_record("t1", 1, "block"),
+        step_record("t2", 0, "flag", agent="other"),
+    ]
     store.write(records)
     store.write(records)  # a replay after a crash: nothing doubles
     assert (store.count("steps"), store.count("scores"), store.count("trajectories")) == (3, 3, 1)
@@ -48,8 +71,20 @@ def test_writes_are_idempotent_and_read_back(store_url: str, open_store: Any) ->
     assert steps[1].verdict_record()["scores"] == {"prm": pytest.approx(0.1)}
     assert steps[1].created_at.tzinfo is not None
     # a trajectory that ends later is updated in place
-    store.write([{"type": "trajectory", "id": "t1", "task": "Do it", "status": "halted", "started_at_ns": 1,
-                  "ended_at_ns": 2, "n_steps": 2, "n_blocked": 1}])
+    store.write(
+        [
+            {
+                "type": "trajectory",
+                "id": "t1",
+                "task": "Do it",
+                "status": "halted",
+                "started_at_ns": 1,
+                "ended_at_ns": 2,
+                "n_steps": 2,
+                "n_blocked": 1,
+            }
+        ]
+    )
     assert store.get_trajectory("t1")[0].status == "halted"  # type: ignore[index]
     # a trajectory whose first step never arrived still reads back from its steps
     t2 = store.get_trajectory("t2")
@@ -66,15 +101,26 @@ def test_filters(store_url: str, open_store: Any) -> None:
     assert len(store.list_steps(rule="r1")) == 3
     assert store.list_steps(agent="nobody") == []
     start = datetime.fromtimestamp(1_700_000_000, tz=UTC)
-    assert [s.index for s in store.list_steps(since=start + timedelta(seconds=2), newest_first=False)] == [2, 3]
+    assert [s.index for s in store.list_steps(since=start + timedelta(seconds=2), newest_first=False)] == [
+        2,
+        3,
+    ]
     assert [s.index for s in store.list_steps(until=start + timedelta(seconds=1))] == [0]
     assert len(store.list_steps(limit=2)) == 2
 
 
 def test_overseer_records_every_decision(store_url: str, open_store: Any) -> None:
     scorer = FunctionScorer(lambda r: {"prm": 0.1 if r.step.kind == "tool_call" else 0.9})
-    policy = {"name": "p", "rules": [{"name": "low", "action": "block",
-                                      "when": {"kind": "tool_call", "score": {"prm": {"below": 0.5}}}}]}
+    policy = {
+        "name": "p",
+        "rules": [
+            {
+                "name": "low",
+                "action": "block",
+                "when": {"kind": "tool_call", "score": {"prm": {"below": 0.5}}},
+            }
+        ],
+    }
     with Overseer(policy, scorers=[scorer], store=store_url) as ov:
         for i in range(5):
             with ov.trajectory(f"task {i}", id=f"run-{i}", metadata={"agent": "a"}) as run:
@@ -84,7 +130,12 @@ def test_overseer_records_every_decision(store_url: str, open_store: Any) -> Non
     store = open_store(store_url)
     assert store.count("steps") == 15 and store.count("trajectories") == 5
     trajectory, steps = store.get_trajectory("run-3")  # type: ignore[misc]
-    assert (trajectory.task, trajectory.status, trajectory.n_steps, trajectory.n_blocked) == ("task 3", "completed", 3, 1)
+    assert (trajectory.task, trajectory.status, trajectory.n_steps, trajectory.n_blocked) == (
+        "task 3",
+        "completed",
+        3,
+        1,
+    )
     assert [s.action for s in steps] == ["allow", "block", "allow"]
     assert steps[1].rule == "low" and steps[1].policy.startswith("p@") and steps[1].scorer == "function@0"
 

@@ -28,7 +28,10 @@ def test_spans_follow_the_genai_semantic_conventions() -> None:
     assert call.attributes["gen_ai.conversation.id"] == "run-7"
     assert call.attributes["overseer.verdict.action"] == "allow"
     assert str(call.attributes["overseer.policy"]).startswith("default@")
-    events = {e.attributes["gen_ai.evaluation.name"]: e.attributes for e in call.events
-              if e.name == "gen_ai.evaluation.result" and e.attributes}
+    events = {
+        e.attributes["gen_ai.evaluation.name"]: e.attributes
+        for e in call.events
+        if e.name == "gen_ai.evaluation.result" and e.attributes
+    }
     assert events["prm"]["gen_ai.evaluation.score.value"] == 0.25
     assert events["prm"]["overseer.scorer"] == "m@h1"

@@ -27,7 +27,7 @@ def _open(url: str | None) -> AuditStore:
     return AuditStore(url or default_store_url())
 
 
-def _what(step: StoredStep, limit: int = 80) -> Text:
+def _what(step: StoredStep, limit: int | None = 80) -> Text:
     s = step.step
     if isinstance(s, ToolCall):
         return safe(f"{s.tool}({s.args_json()})", limit)
@@ -50,8 +50,13 @@ def _step_json(step: StoredStep) -> dict[str, object]:
 
 
 @audit_group.command("list")
-@click.option("--action", "actions", multiple=True, type=click.Choice(ACTIONS),
-              help="Only these actions (repeatable). Default: every action.")
+@click.option(
+    "--action",
+    "actions",
+    multiple=True,
+    type=click.Choice(ACTIONS),
+    help="Only these actions (repeatable). Default: every action.",
+)
 @click.option("--rule", help="Only steps decided by this rule.")
 @click.option("--agent", help="Only this agent's steps.")
 @click.option("--tool", help="Only steps of this tool.")
@@ -76,8 +81,16 @@ def list_steps(
 ) -> None:
     """List recorded decisions, newest first."""
     store = _open(store_url)
-    steps = store.list_steps(actions=actions or None, rule=rule, agent=agent, tool=tool, trajectory_id=trajectory_id,
-                             since=since, until=until, limit=limit)
+    steps = store.list_steps(
+        actions=actions or None,
+        rule=rule,
+        agent=agent,
+        tool=tool,
+        trajectory_id=trajectory_id,
+        since=since,
+        until=until,
+        limit=limit,
+    )
     if as_json:
         for step in steps:
             click.echo(json.dumps(_step_json(step), ensure_ascii=False))
@@ -87,8 +100,14 @@ def list_steps(
         table.add_column(column, justify="right" if column == "#" else "left", overflow="fold")
     for step in steps:
         table.add_row(
-            step.created_at.strftime("%Y-%m-%d %H:%M:%S"), safe(step.trajectory_id, 28), str(step.index), step.kind,
-            _what(step, 50), action_text(step.action), safe(step.rule or "-"), safe(step.reason, 70),
+            step.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            safe(step.trajectory_id, 28),
+            str(step.index),
+            step.kind,
+            _what(step, 50),
+            action_text(step.action),
+            safe(step.rule or "-"),
+            safe(step.reason, 70),
         )
     console.print(table)
     if not steps:
@@ -112,19 +131,32 @@ def show(ident: str, as_json: bool, full: bool, store_url: str | None) -> None:
         return
     trajectory, steps = found
     if as_json:
-        click.echo(json.dumps({
-            "trajectory": {
-                "id": trajectory.id, "task": trajectory.task, "agent": trajectory.agent, "status": trajectory.status,
-                "policy": trajectory.policy, "metadata": trajectory.metadata,
-                "started_at": trajectory.started_at.isoformat() if trajectory.started_at else None,
-                "ended_at": trajectory.ended_at.isoformat() if trajectory.ended_at else None,
-            },
-            "steps": [_step_json(s) for s in steps],
-        }, ensure_ascii=False, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "trajectory": {
+                        "id": trajectory.id,
+                        "task": trajectory.task,
+                        "agent": trajectory.agent,
+                        "status": trajectory.status,
+                        "policy": trajectory.policy,
+                        "metadata": trajectory.metadata,
+                        "started_at": trajectory.started_at.isoformat() if trajectory.started_at else None,
+                        "ended_at": trajectory.ended_at.isoformat() if trajectory.ended_at else None,
+                    },
+                    "steps": [_step_json(s) for s in steps],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return
     console.print(Text.assemble(("trajectory ", "bold"), safe(trajectory.id), f"  [{trajectory.status}]"))
     console.print(Text.assemble(("task: ", "bold"), safe(trajectory.task or "(unknown)")))
-    details = [f"agent: {trajectory.agent}" if trajectory.agent else "", f"policy: {trajectory.policy}" if trajectory.policy else ""]
+    details = [
+        f"agent: {trajectory.agent}" if trajectory.agent else "",
+        f"policy: {trajectory.policy}" if trajectory.policy else "",
+    ]
     if any(details):
         console.print(safe("  ".join(d for d in details if d)))
     table = Table(show_lines=True)
@@ -140,6 +172,12 @@ def show(ident: str, as_json: bool, full: bool, store_url: str | None) -> None:
         decision.append_text(safe(step.reason, None if full else 300))
         if step.halt:
             decision.append("\nrun halted", style="bold red")
-        table.add_row(str(step.index), step.kind, _what(step, None if full else 400), scores, action_text(step.action),
-                      decision)
+        table.add_row(
+            str(step.index),
+            step.kind,
+            _what(step, None if full else 400),
+            scores,
+            action_text(step.action),
+            decision,
+        )
     console.print(table)

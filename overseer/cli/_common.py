@@ -56,7 +56,7 @@ _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
-class TimeParam(click.ParamType):
+class TimeParam(click.ParamType[datetime]):
     """An ISO date or time (UTC unless it says otherwise), or an age such as ``30m``, ``2h``, ``7d``."""
 
     name = "time"
@@ -75,7 +75,13 @@ class TimeParam(click.ParamType):
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-ACTION_STYLE = {"allow": "green", "flag": "yellow", "block": "bold red", "resample": "cyan", "escalate": "magenta"}
+ACTION_STYLE = {
+    "allow": "green",
+    "flag": "yellow",
+    "block": "bold red",
+    "resample": "cyan",
+    "escalate": "magenta",
+}
 
 
 def action_text(action: str) -> Text:

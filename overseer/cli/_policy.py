@@ -83,7 +83,9 @@ def check(file: str, as_json: bool) -> None:
     policy = load_policy(file)
     warnings = policy_warnings(policy)
     if as_json:
-        click.echo(json.dumps({"id": policy.id, "policy": policy.model_dump(mode="json"), "warnings": warnings}, indent=2))
+        click.echo(
+            json.dumps({"id": policy.id, "policy": policy.model_dump(mode="json"), "warnings": warnings}, indent=2)
+        )
         return
     console.print(Text.assemble(("valid ", "bold green"), safe(file), " -> ", (policy.id, "bold")))
     if policy.description:
@@ -104,8 +106,15 @@ def check(file: str, as_json: bool) -> None:
     console.print(table)
     if policy.stop is not None:
         stop = policy.stop
-        limits = [f"{n} {w}" for n, w in ((stop.after_blocked, "blocked"), (stop.after_flagged, "flagged"),
-                                         (stop.after_escalated, "escalated")) if n is not None]
+        limits = [
+            f"{n} {w}"
+            for n, w in (
+                (stop.after_blocked, "blocked"),
+                (stop.after_flagged, "flagged"),
+                (stop.after_escalated, "escalated"),
+            )
+            if n is not None
+        ]
         console.print(f"stop the run after: {', or '.join(limits)} step(s)")
     for warning in warnings:
         console.print(Text("warning: ", style="yellow") + safe(warning))

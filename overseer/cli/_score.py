@@ -80,15 +80,38 @@ def _count_lines(path: Path) -> int:
 
 @click.command("score")
 @click.argument("trajectories", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["auto", "native", "openai"]), default="auto", show_default=True,
-              help="The trajectory format; auto decides per line.")
-@click.option("--policy", "policy", default="default", show_default=True, help="A policy file or a shipped policy's name.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write verdicts (JSON Lines) here; '-' for stdout.")
-@click.option("--store", "store_url", help="Audit store URL [default: $OVERSEER_STORE or sqlite:///.overseer/audit.db].")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "native", "openai"]),
+    default="auto",
+    show_default=True,
+    help="The trajectory format; auto decides per line.",
+)
+@click.option(
+    "--policy",
+    "policy",
+    default="default",
+    show_default=True,
+    help="A policy file or a shipped policy's name.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write verdicts (JSON Lines) here; '-' for stdout.",
+)
+@click.option(
+    "--store", "store_url", help="Audit store URL [default: $OVERSEER_STORE or sqlite:///.overseer/audit.db]."
+)
 @click.option("--no-store", is_flag=True, help="Do not record to an audit store.")
 @click.option("--skip-invalid", is_flag=True, help="Report unreadable lines and carry on.")
-@click.option("--concurrency", type=click.IntRange(1, 1024), default=16, show_default=True,
-              help="Trajectories judged at once.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 1024),
+    default=16,
+    show_default=True,
+    help="Trajectories judged at once.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or summary.")
 @handle_errors
 def score(
@@ -121,8 +144,15 @@ def score(
         sink: IO[str] | None = None
         if out is not None:
             sink = sys.stdout if str(out) == "-" else stack.enter_context(open(out, "w", encoding="utf-8"))
-        progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=err_console, disable=not show, transient=True)
+        progress = Progress(
+            TextColumn("scoring"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            disable=not show,
+            transient=True,
+        )
         stack.enter_context(progress)
         task = progress.add_task("score", total=_count_lines(trajectories) if show else None)
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +68,7 @@ def _globs(value: str | list[str] | None) -> re.Pattern[str] | None:
     return re.compile("|".join(fnmatch.translate(g) for g in items))
 
 
-def _set(value: str | list[str] | None) -> frozenset[str] | None:
+def _set(value: str | Sequence[str] | None) -> frozenset[str] | None:
     if value is None:
         return None
     return frozenset([value] if isinstance(value, str) else value)
@@ -131,8 +131,11 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def _arg_values(args: Mapping[str, Any], min_length: int) -> set[str]:
-    """The values of a call's arguments worth tracing back: short strings whole, and in any string the URLs,
-    e-mail addresses and tokens that carry a digit or a separator (account numbers, ids, paths)."""
+    """The values of a call's arguments worth tracing back to where they first appeared.
+
+    Short strings whole, and in any string the URLs, e-mail addresses and tokens that carry a digit or a
+    separator (account numbers, ids, paths).
+    """
     values: set[str] = set()
     for text in _strings(args):
         lowered = text.strip().lower()
@@ -154,7 +157,9 @@ class _Rule:
         self.match = _Match(when)
         self.args = [(_globs(k), re.compile(v, re.IGNORECASE)) for k, v in (when.args or {}).items()]
         self.after = _Match(when.after) if when.after else None
-        self.args_from: tuple[_Match, ArgsFrom] | None = (_Match(when.args_from), when.args_from) if when.args_from else None
+        self.args_from: tuple[_Match, ArgsFrom] | None = (
+            (_Match(when.args_from), when.args_from) if when.args_from else None
+        )
         self.repeated = when.repeated
 
     def test(self, step: Step, scores: Mapping[str, float], ctx: TrajectoryContext) -> list[str] | None:
@@ -186,9 +191,7 @@ class _Rule:
                 return None
             why.append(f"the same call was made {times} time(s) before")
         if self.after is not None:
-            found = next(
-                (i for i, s in enumerate(ctx.seen) if self.after.test(s.step, s.scores, s.action, [])), None
-            )
+            found = next((i for i, s in enumerate(ctx.seen) if self.after.test(s.step, s.scores, s.action, [])), None)
             if found is None:
                 return None
             why.append(f"after {_describe(found, ctx.seen[found].step)}")
@@ -241,8 +244,12 @@ class PolicyEngine:
             if SEVERITY[on_error] > SEVERITY[decision.action]:
                 decision = Decision(on_error, "on_scorer_error", f"scorer failed ({failed})")
             elif on_error != "allow":
-                decision = Decision(decision.action, decision.rule, f"{decision.reason}; scorer failed ({failed})",
-                                    resample=decision.resample)
+                decision = Decision(
+                    decision.action,
+                    decision.rule,
+                    f"{decision.reason}; scorer failed ({failed})",
+                    resample=decision.resample,
+                )
         return self._with_stop(decision, ctx)
 
     def _rules_decision(

@@ -15,7 +15,14 @@ from pydantic import ValidationError
 from overseer.exceptions import PolicyError
 from overseer.policy._model import Policy
 
-__all__ = ["BUILTIN_POLICIES", "builtin_policy_path", "load_policy", "policy_from_dict", "policy_from_file", "policy_from_text"]
+__all__ = [
+    "BUILTIN_POLICIES",
+    "builtin_policy_path",
+    "load_policy",
+    "policy_from_dict",
+    "policy_from_file",
+    "policy_from_text",
+]
 
 BUILTIN_POLICIES = ("default", "strict", "permissive")
 Lines = dict[tuple[str | int, ...], int]
@@ -141,8 +148,10 @@ def _validate(data: dict[str, Any], source: str, lines: Lines, base_dir: Path, c
         if not base_path.exists():
             raise PolicyError(
                 source,
-                [f"line {lines.get(('extends',), '?')}: extends: no file {str(base_path)!r} and no shipped policy "
-                 f"named {extends!r} (shipped: {', '.join(BUILTIN_POLICIES)})"],
+                [
+                    f"line {lines.get(('extends',), '?')}: extends: no file {str(base_path)!r} and no shipped policy "
+                    f"named {extends!r} (shipped: {', '.join(BUILTIN_POLICIES)})"
+                ],
             )
         base = _load(base_path.read_text(encoding="utf-8"), str(base_path), base_path.parent, (*chain, key))
         data = _merge(base.model_dump(mode="json", exclude_defaults=True), data)
@@ -180,17 +189,27 @@ def _explain(err: ValidationError, data: Any, lines: Lines) -> list[str]:
     return problems
 
 
+_MISSING = object()
+
+
+def _child(node: Any, part: int | str) -> Any:
+    """``node[part]`` for a dict key or a list index, else a marker."""
+    if isinstance(node, dict) and part in node:
+        return node[part]
+    if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        return node[part]
+    return _MISSING
+
+
 def _data_path(loc: tuple[int | str, ...], data: Any) -> tuple[str | int, ...]:
     """The part of pydantic's error location that names keys of the data (dropping union-member tags)."""
     path: list[str | int] = []
     node = data
     for i, part in enumerate(loc):
-        if isinstance(node, dict) and part in node:
+        child = _child(node, part)
+        if child is not _MISSING:
             path.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            path.append(part)
-            node = node[part]
+            node = child
         elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str):
             path.append(part)  # a missing key: name it
         # anything else is a tag pydantic adds for a union member: skip it
@@ -217,7 +236,7 @@ def _valid_keys(path: tuple[str | int, ...], data: Any) -> list[str]:
     nodes = _resolve(_schema())
     value = data
     for part in path:
-        value = value[part] if isinstance(value, (dict, list)) else None
+        value = _child(value, part)
         following: list[dict[str, Any]] = []
         for node in nodes:
             if isinstance(part, int) and "items" in node:

@@ -310,4 +310,3 @@ class Policy(BaseModel):
         from overseer.policy._loader import policy_from_dict
 
         return policy_from_dict(data)
-

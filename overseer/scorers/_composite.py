@@ -42,9 +42,7 @@ class CompositeScorer(BaseScorer):
         """The children as ``name@version`` joined by ``+``."""
         return "+".join(f"{s.name}@{s.version}" for s in self.scorers) or "none"
 
-    async def _run_one(
-        self, scorer: StepScorer, requests: Sequence[ScoreRequest]
-    ) -> Sequence[Mapping[str, Score]]:
+    async def _run_one(self, scorer: StepScorer, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
         try:
             async with asyncio.timeout(self.timeout_s):
                 result = await scorer.score(requests)

@@ -30,8 +30,9 @@ from overseer.steps import Message, Observation, Score, Step, StepKind, ToolCall
 
 __all__ = ["RULE_CHECKS", "PatternSpec", "RulesConfig", "RulesScorer", "find_targets"]
 
-RULE_CHECKS = ("destructive", "secrets", "untrusted_target", "injection")
 CheckName = Literal["destructive", "secrets", "untrusted_target", "injection"]
+_ALL_CHECKS: tuple[CheckName, ...] = ("destructive", "secrets", "untrusted_target", "injection")
+RULE_CHECKS: tuple[str, ...] = _ALL_CHECKS
 
 
 class PatternSpec(BaseModel):
@@ -60,7 +61,7 @@ class RulesConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    checks: list[CheckName] = Field(default_factory=lambda: list(RULE_CHECKS))
+    checks: list[CheckName] = Field(default_factory=lambda: list(_ALL_CHECKS))
     """The built-in checks to run."""
     patterns: list[PatternSpec] = Field(default_factory=list)
     """User-defined pattern checks."""
@@ -80,22 +81,59 @@ def _p(label: str, regex: str, explanation: str, flags: int = re.IGNORECASE) -> 
 
 
 _DESTRUCTIVE = (
-    _p("rm-recursive", r"\brm\s+(-\w*\s+)*-\w*(r\w*f|f\w*r)\b|\brm\s+(-\w+\s+)*--recursive\b", "recursive forced delete (rm -rf)"),
-    _p("disk-wipe", r"\bmkfs(\.\w+)?\b|\bdd\s+[^|;]*\bof=/dev/|>\s*/dev/(sd|nvme|hd)\w*|\bwipefs\b|\bshred\s", "overwrites a disk or device"),
+    _p(
+        "rm-recursive",
+        r"\brm\s+(-\w*\s+)*-\w*(r\w*f|f\w*r)\b|\brm\s+(-\w+\s+)*--recursive\b",
+        "recursive forced delete (rm -rf)",
+    ),
+    _p(
+        "disk-wipe",
+        r"\bmkfs(\.\w+)?\b|\bdd\s+[^|;]*\bof=/dev/|>\s*/dev/(sd|nvme|hd)\w*|\bwipefs\b|\bshred\s",
+        "overwrites a disk or device",
+    ),
     _p("fork-bomb", r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:", "fork bomb"),
     _p("chmod-world", r"\bchmod\s+(-\w+\s+)*0?777\s+/", "makes system paths world-writable"),
-    _p("power", r"\b(shutdown|poweroff|halt)\s+(-\w+|now)\b|\breboot\s*($|;|&|-f)", "shuts down or reboots the machine"),
-    _p("sql-drop", r"\bdrop\s+(table|database|schema|index)\b|\btruncate\s+(table\s+)?\w+", "drops or truncates database objects"),
-    _p("sql-delete-all", r"\bdelete\s+from\s+[\w.\"`]+\s*(;|$|\))", "deletes every row (DELETE without WHERE)"),
-    _p("git-destroy", r"\bgit\s+push\s+[^;|]*(--force\b|\s-f\b)|\bgit\s+reset\s+--hard\b|\bgit\s+clean\s+-\w*f", "rewrites or discards git history"),
-    _p("cloud-destroy", r"\bterraform\s+destroy\b|\bkubectl\s+delete\b|\baws\s+s3\s+(rb|rm\s[^;|]*--recursive)\b|\bgcloud\s+[\w\s-]*\bdelete\b", "deletes cloud resources"),
-    _p("pipe-to-shell", r"\b(curl|wget)\b[^|;]*\|\s*(sudo\s+)?(ba|z|da)?sh\b", "pipes a download into a shell"),
+    _p(
+        "power",
+        r"\b(shutdown|poweroff|halt)\s+(-\w+|now)\b|\breboot\s*($|;|&|-f)",
+        "shuts down or reboots the machine",
+    ),
+    _p(
+        "sql-drop",
+        r"\bdrop\s+(table|database|schema|index)\b|\btruncate\s+(table\s+)?\w+",
+        "drops or truncates database objects",
+    ),
+    _p(
+        "sql-delete-all",
+        r"\bdelete\s+from\s+[\w.\"`]+\s*(;|$|\))",
+        "deletes every row (DELETE without WHERE)",
+    ),
+    _p(
+        "git-destroy",
+        r"\bgit\s+push\s+[^;|]*(--force\b|\s-f\b)|\bgit\s+reset\s+--hard\b|\bgit\s+clean\s+-\w*f",
+        "rewrites or discards git history",
+    ),
+    _p(
+        "cloud-destroy",
+        r"\bterraform\s+destroy\b|\bkubectl\s+delete\b|\baws\s+s3\s+(rb|rm\s[^;|]*--recursive)\b|\bgcloud\s+[\w\s-]*\bdelete\b",
+        "deletes cloud resources",
+    ),
+    _p(
+        "pipe-to-shell",
+        r"\b(curl|wget)\b[^|;]*\|\s*(sudo\s+)?(ba|z|da)?sh\b",
+        "pipes a download into a shell",
+    ),
 )
 
 _SECRETS = (
     _p("aws-access-key", r"\b(AKIA|ASIA)[0-9A-Z]{16}\b", "an AWS access key id", 0),
     _p("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----", "a private key", 0),
-    _p("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{50,}\b", "a GitHub token", 0),
+    _p(
+        "github-token",
+        r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{50,}\b",
+        "a GitHub token",
+        0,
+    ),
     _p("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", "a Slack token", 0),
     _p("openai-key", r"\bsk-(proj-|ant-)?[A-Za-z0-9_-]{20,}\b", "an OpenAI or Anthropic API key", 0),
     _p("google-key", r"\bAIza[0-9A-Za-z_-]{35}\b", "a Google API key", 0),
@@ -103,16 +141,47 @@ _SECRETS = (
     _p("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "a JSON Web Token", 0),
     _p("password-in-url", r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@", "a password inside a URL", 0),
 )
-_SECRET_ARG = re.compile(r"(pass(word|wd|phrase)?|secret|api[_-]?key|access[_-]?key|private[_-]?key|token|credential)s?$", re.I)
+_SECRET_ARG = re.compile(
+    r"(pass(word|wd|phrase)?|secret|api[_-]?key|access[_-]?key|private[_-]?key|token|credential)s?$", re.I
+)
 
 _INJECTION = (
-    _p("ignore-instructions", r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|original|system)\s+(instructions?|prompts?|rules|tasks?)", "tells the model to drop its instructions"),
-    _p("new-instructions", r"\b(new|updated|additional|important|urgent)\s+(system\s+)?instructions?\s*[:!]", "announces new instructions"),
-    _p("must-follow", r"\byou\s+must\s+(strictly\s+)?(adhere|follow|obey|comply)\b|\bstrictly\s+adhere\s+to\b", "orders the model to comply"),
-    _p("role-marker", r"<\|?(im_start|im_end|system|endoftext)\|?>|^\s*(system|assistant)\s*:\s|\[/?INST\]|<</?SYS>>", "carries chat-template role markers", re.I | re.M),
-    _p("persona", r"\byou\s+are\s+now\s+(a|an|in|the)\b|\bact\s+as\s+(if\s+you\s+were\s+)?(a|an|the)\s+\w+\s+(without|with\s+no)\b", "tries to change the model's role"),
-    _p("conceal", r"\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal\s+this\s+to|notify)\s+(the\s+)?user\b", "asks the model to hide something from the user"),
-    _p("tool-order", r"\b(by\s+)?using\s+the\s+[\"'`]?\w+[\"'`]?\s+tool,?\s+and\s+do\s+not\s+use\s+(any\s+)?other\s+tools?\b|\bcall\s+the\s+[\"'`]?\w+[\"'`]?\s+(tool|function)\s+(now|immediately|first)\b", "orders a specific tool call"),
+    _p(
+        "ignore-instructions",
+        r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|original|system)\s+(instructions?|prompts?|rules|tasks?)",
+        "tells the model to drop its instructions",
+    ),
+    _p(
+        "new-instructions",
+        r"\b(new|updated|additional|important|urgent)\s+(system\s+)?instructions?\s*[:!]",
+        "announces new instructions",
+    ),
+    _p(
+        "must-follow",
+        r"\byou\s+must\s+(strictly\s+)?(adhere|follow|obey|comply)\b|\bstrictly\s+adhere\s+to\b",
+        "orders the model to comply",
+    ),
+    _p(
+        "role-marker",
+        r"<\|?(im_start|im_end|system|endoftext)\|?>|^\s*(system|assistant)\s*:\s|\[/?INST\]|<</?SYS>>",
+        "carries chat-template role markers",
+        re.I | re.M,
+    ),
+    _p(
+        "persona",
+        r"\byou\s+are\s+now\s+(a|an|in|the)\b|\bact\s+as\s+(if\s+you\s+were\s+)?(a|an|the)\s+\w+\s+(without|with\s+no)\b",
+        "tries to change the model's role",
+    ),
+    _p(
+        "conceal",
+        r"\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal\s+this\s+to|notify)\s+(the\s+)?user\b",
+        "asks the model to hide something from the user",
+    ),
+    _p(
+        "tool-order",
+        r"\b(by\s+)?using\s+the\s+[\"'`]?\w+[\"'`]?\s+tool,?\s+and\s+do\s+not\s+use\s+(any\s+)?other\s+tools?\b|\bcall\s+the\s+[\"'`]?\w+[\"'`]?\s+(tool|function)\s+(now|immediately|first)\b",
+        "orders a specific tool call",
+    ),
 )
 
 _URL = re.compile(r"\b(?:https?|ftp)://[^\s\"'<>()\[\]{}]+", re.I)

@@ -180,8 +180,13 @@ class AuditExporter(SpanExporter):
     def _fail(self, err: Exception) -> None:
         self.stats["store_errors"] += 1
         if not self.degraded:
-            log.warning("audit store %r unavailable (%s: %s); spilling to %s", self.store, type(err).__name__,
-                        str(err).splitlines()[0][:200], self.spill.directory)
+            log.warning(
+                "audit store %r unavailable (%s: %s); spilling to %s",
+                self.store,
+                type(err).__name__,
+                str(err).splitlines()[0][:200],
+                self.spill.directory,
+            )
         self.degraded = True
         self._next_retry = time.monotonic() + self.retry_interval_s
 

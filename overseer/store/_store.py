@@ -19,7 +19,14 @@ from overseer.exceptions import MissingDependencyError, StoreError
 from overseer.steps import Step, step_adapter
 from overseer.store import _schema as t
 
-__all__ = ["DEFAULT_STORE_URL", "AuditStore", "StoredScore", "StoredStep", "StoredTrajectory", "default_store_url"]
+__all__ = [
+    "DEFAULT_STORE_URL",
+    "AuditStore",
+    "StoredScore",
+    "StoredStep",
+    "StoredTrajectory",
+    "default_store_url",
+]
 
 DEFAULT_STORE_URL = "sqlite:///.overseer/audit.db"
 
@@ -179,7 +186,9 @@ class AuditStore:
         if backend == "postgresql":
             try:
                 return create_engine(
-                    parsed, pool_pre_ping=True, connect_args={"connect_timeout": max(1, int(connect_timeout_s))}
+                    parsed,
+                    pool_pre_ping=True,
+                    connect_args={"connect_timeout": max(1, int(connect_timeout_s))},
                 )
             except (ModuleNotFoundError, NoSuchModuleError):
                 raise MissingDependencyError("a PostgreSQL audit store", "postgres") from None
@@ -208,14 +217,18 @@ class AuditStore:
                         return
             except SQLAlchemyError:
                 pass
-            raise StoreError(f"cannot open the audit store {_mask(self.url)}: {err.__class__.__name__}: {err}") from None
+            raise StoreError(
+                f"cannot open the audit store {_mask(self.url)}: {err.__class__.__name__}: {err}"
+            ) from None
 
     def _insert_fn(self) -> Any:
         if self.dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert
-        else:
-            from sqlalchemy.dialects.postgresql import insert
-        return insert
+            from sqlalchemy.dialects import sqlite
+
+            return sqlite.insert
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert
 
     def write(self, records: Sequence[dict[str, Any]]) -> None:
         """Write audit records in one transaction. Writing a record twice changes nothing (no duplicates).
@@ -231,13 +244,25 @@ class AuditStore:
             if r.get("type") == "step":
                 steps.append(
                     {
-                        "id": r["id"], "trajectory_id": r["trajectory_id"], "idx": r["idx"], "kind": r["kind"],
-                        "tool": r.get("tool"), "call_id": r.get("call_id"), "action": r["action"],
-                        "rule": r.get("rule"), "reason": r.get("reason", ""), "policy": r.get("policy", ""),
-                        "scorer": r.get("scorer", ""), "halt": bool(r.get("halt")), "agent": r.get("agent"),
-                        "step": r.get("step", {}), "errors": r.get("errors"),
+                        "id": r["id"],
+                        "trajectory_id": r["trajectory_id"],
+                        "idx": r["idx"],
+                        "kind": r["kind"],
+                        "tool": r.get("tool"),
+                        "call_id": r.get("call_id"),
+                        "action": r["action"],
+                        "rule": r.get("rule"),
+                        "reason": r.get("reason", ""),
+                        "policy": r.get("policy", ""),
+                        "scorer": r.get("scorer", ""),
+                        "halt": bool(r.get("halt")),
+                        "agent": r.get("agent"),
+                        "step": r.get("step", {}),
+                        "errors": r.get("errors"),
                         "created_at": _from_ns(r.get("created_at_ns")) or datetime.now(UTC),
-                        "latency_ms": r.get("latency_ms"), "trace_id": r.get("trace_id"), "span_id": r.get("span_id"),
+                        "latency_ms": r.get("latency_ms"),
+                        "trace_id": r.get("trace_id"),
+                        "span_id": r.get("span_id"),
                     }
                 )
                 scores.extend({"step_id": r["id"], **s} for s in r.get("scores", ()))
@@ -246,20 +271,34 @@ class AuditStore:
                     meta = info.get("meta") or {}
                     started.append(
                         {
-                            "id": r["trajectory_id"], "task": info.get("task"), "agent": r.get("agent"),
-                            "model": meta.get("model"), "meta": meta, "status": "running",
-                            "policy": r.get("policy"), "started_at": _from_ns(info.get("started_at_ns")),
+                            "id": r["trajectory_id"],
+                            "task": info.get("task"),
+                            "agent": r.get("agent"),
+                            "model": meta.get("model"),
+                            "meta": meta,
+                            "status": "running",
+                            "policy": r.get("policy"),
+                            "started_at": _from_ns(info.get("started_at_ns")),
                             "trace_id": r.get("trace_id"),
                         }
                     )
             elif r.get("type") == "trajectory":
                 ended.append(
                     {
-                        "id": r["id"], "task": r.get("task"), "agent": r.get("agent"), "model": r.get("model"),
-                        "meta": r.get("meta"), "status": r.get("status", "completed"), "policy": r.get("policy"),
-                        "started_at": _from_ns(r.get("started_at_ns")), "ended_at": _from_ns(r.get("ended_at_ns")),
-                        "n_steps": r.get("n_steps"), "n_blocked": r.get("n_blocked"), "n_flagged": r.get("n_flagged"),
-                        "n_escalated": r.get("n_escalated"), "trace_id": r.get("trace_id"),
+                        "id": r["id"],
+                        "task": r.get("task"),
+                        "agent": r.get("agent"),
+                        "model": r.get("model"),
+                        "meta": r.get("meta"),
+                        "status": r.get("status", "completed"),
+                        "policy": r.get("policy"),
+                        "started_at": _from_ns(r.get("started_at_ns")),
+                        "ended_at": _from_ns(r.get("ended_at_ns")),
+                        "n_steps": r.get("n_steps"),
+                        "n_blocked": r.get("n_blocked"),
+                        "n_flagged": r.get("n_flagged"),
+                        "n_escalated": r.get("n_escalated"),
+                        "trace_id": r.get("trace_id"),
                     }
                 )
         insert = self._insert
@@ -284,8 +323,13 @@ class AuditStore:
             rows = conn.execute(select(t.scores).where(t.scores.c.step_id.in_(ids[start : start + 500])))
             for row in rows:
                 out[row.step_id].append(
-                    StoredScore(name=row.name, value=row.value, scorer=row.scorer, label=row.label,
-                                explanation=row.explanation)
+                    StoredScore(
+                        name=row.name,
+                        value=row.value,
+                        scorer=row.scorer,
+                        label=row.label,
+                        explanation=row.explanation,
+                    )
                 )
         return out
 
@@ -293,10 +337,23 @@ class AuditStore:
     def _step(row: Any, scores: list[StoredScore]) -> StoredStep:
         step_json = row.step if isinstance(row.step, dict) else json.loads(row.step)
         return StoredStep(
-            id=row.id, trajectory_id=row.trajectory_id, index=row.idx, kind=row.kind, tool=row.tool,
-            call_id=row.call_id, action=row.action, rule=row.rule, reason=row.reason, policy=row.policy,
-            scorer=row.scorer, halt=bool(row.halt), agent=row.agent, step=step_adapter.validate_python(step_json),
-            errors=row.errors, created_at=_utc(row.created_at) or datetime.now(UTC), latency_ms=row.latency_ms,
+            id=row.id,
+            trajectory_id=row.trajectory_id,
+            index=row.idx,
+            kind=row.kind,
+            tool=row.tool,
+            call_id=row.call_id,
+            action=row.action,
+            rule=row.rule,
+            reason=row.reason,
+            policy=row.policy,
+            scorer=row.scorer,
+            halt=bool(row.halt),
+            agent=row.agent,
+            step=step_adapter.validate_python(step_json),
+            errors=row.errors,
+            created_at=_utc(row.created_at) or datetime.now(UTC),
+            latency_ms=row.latency_ms,
             scores=tuple(sorted(scores, key=lambda s: s.name)),
         )
 
@@ -359,17 +416,29 @@ class AuditStore:
         if row is None and not step_rows:
             return None
         steps = [self._step(r, scores[r.id]) for r in step_rows]
-        trajectory = self._trajectory(row) if row is not None else StoredTrajectory(
-            id=trajectory_id, task=None, agent=steps[0].agent, model=None
+        trajectory = (
+            self._trajectory(row)
+            if row is not None
+            else StoredTrajectory(id=trajectory_id, task=None, agent=steps[0].agent, model=None)
         )
         return trajectory, steps
 
     @staticmethod
     def _trajectory(row: Any) -> StoredTrajectory:
         return StoredTrajectory(
-            id=row.id, task=row.task, agent=row.agent, model=row.model, metadata=row.meta or {},
-            status=row.status, policy=row.policy, started_at=_utc(row.started_at), ended_at=_utc(row.ended_at),
-            n_steps=row.n_steps, n_blocked=row.n_blocked, n_flagged=row.n_flagged, n_escalated=row.n_escalated,
+            id=row.id,
+            task=row.task,
+            agent=row.agent,
+            model=row.model,
+            metadata=row.meta or {},
+            status=row.status,
+            policy=row.policy,
+            started_at=_utc(row.started_at),
+            ended_at=_utc(row.ended_at),
+            n_steps=row.n_steps,
+            n_blocked=row.n_blocked,
+            n_flagged=row.n_flagged,
+            n_escalated=row.n_escalated,
         )
 
     def list_trajectories(
@@ -402,4 +471,3 @@ class AuditStore:
     def close(self) -> None:
         """Close every pooled connection."""
         self.engine.dispose()
-
