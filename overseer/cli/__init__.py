@@ -9,6 +9,7 @@ import click
 from overseer._version import __version__
 from overseer.cli._audit import audit_group
 from overseer.cli._bench import bench_group
+from overseer.cli._demo import demo
 from overseer.cli._policy import policy_group
 from overseer.cli._score import score
 
@@ -28,6 +29,7 @@ cli.add_command(policy_group)
 cli.add_command(score)
 cli.add_command(audit_group)
 cli.add_command(bench_group)
+cli.add_command(demo)
 
 
 def main() -> None:

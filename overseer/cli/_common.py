@@ -33,7 +33,7 @@ def safe(text: object, limit: int | None = None) -> Text:
 
 def fail(message: str, code: int = 2) -> None:
     """Print an error (no traceback) and exit."""
-    err_console.print(Text("error: ", style="bold red") + safe(message))
+    err_console.print(Text("error: ", style="bold red") + safe(message), soft_wrap=True)
     sys.exit(code)
 
 
