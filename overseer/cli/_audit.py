@@ -95,19 +95,20 @@ def list_steps(
         for step in steps:
             click.echo(json.dumps(_step_json(step), ensure_ascii=False))
         return
-    table = Table(title=f"{len(steps)} decision(s) in {store!r}")
-    for column in ("time", "trajectory", "#", "kind", "step", "action", "rule", "reason"):
-        table.add_column(column, justify="right" if column == "#" else "left", overflow="fold")
+    table = Table(title=f"{len(steps)} decision(s) in {store!r}", expand=True)
+    table.add_column("when", no_wrap=True)
+    table.add_column("step", overflow="fold", ratio=2)
+    table.add_column("what", overflow="fold", ratio=3)
+    table.add_column("action", no_wrap=True)
+    table.add_column("rule: reason", overflow="fold", ratio=4)
     for step in steps:
+        where = safe(f"{step.trajectory_id}#{step.index}")
+        where.append(f" {step.kind}", style="dim")
+        decision = safe(step.rule or "(default)", 40)
+        decision.append(": ")
+        decision.append_text(safe(step.reason, 120))
         table.add_row(
-            step.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-            safe(step.trajectory_id, 28),
-            str(step.index),
-            step.kind,
-            _what(step, 50),
-            action_text(step.action),
-            safe(step.rule or "-"),
-            safe(step.reason, 70),
+            step.created_at.strftime("%m-%d %H:%M:%S"), where, _what(step, 60), action_text(step.action), decision
         )
     console.print(table)
     if not steps:
