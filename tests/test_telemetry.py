@@ -1,3 +1,7 @@
+import http.server
+import threading
+
+import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -35,3 +39,35 @@ def test_spans_follow_the_genai_semantic_conventions() -> None:
     }
     assert events["prm"]["gen_ai.evaluation.score.value"] == 0.25
     assert events["prm"]["overseer.scorer"] == "m@h1"
+
+
+def test_spans_also_go_to_an_otlp_endpoint_named_by_the_standard_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    received: list[tuple[str, bytes]] = []
+
+    class Collector(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((self.path, body))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
+    try:
+        ov = Overseer("default", telemetry=Telemetry())
+        with ov.trajectory("t", id="otlp-run") as run:
+            run.judge(ToolCall(tool="lookup", args={"q": "x"}, call_id="c1"))
+        ov.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert received, "no OTLP export arrived"
+    assert all(path == "/v1/traces" for path, _ in received)
+    payload = b"".join(body for _, body in received)
+    assert b"execute_tool lookup" in payload and b"otlp-run" in payload
