@@ -10,6 +10,7 @@ one instance serve any number of threads and loops, and gives scorers one loop t
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
 import threading
 import time
@@ -17,14 +18,14 @@ from collections import Counter
 from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from opentelemetry.trace import Span
 
 from overseer.policy import Policy, PolicyEngine, TrajectoryContext, load_policy
 from overseer.scorers import CompositeScorer, ScoreRequest, StepScorer
 from overseer.scorers._registry import build_scorers
-from overseer.steps import Observation, Step, ToolCall, Verdict
+from overseer.steps import Observation, Review, Step, ToolCall, Verdict
 from overseer.store import AuditStore
 from overseer.telemetry import Telemetry
 
@@ -144,17 +145,52 @@ class TrajectoryHandle:
         index, history = self._register(step)
         return self.overseer._portal.call(self.overseer._judge(self, index, history, step))
 
-    async def aevaluate(self, step: Step) -> Verdict:
-        """Score and decide a candidate step against the history so far, without adding or recording it."""
+    def submit(self, step: Step) -> concurrent.futures.Future[Verdict]:
+        """Judge a step without waiting for the verdict (observe-only use); the future holds it."""
+        index, history = self._register(step)
+        return asyncio.run_coroutine_threadsafe(
+            self.overseer._judge(self, index, history, step), self.overseer._portal.loop
+        )
+
+    async def aevaluate(self, steps: Sequence[Step]) -> list[Verdict]:
+        """Judge candidate steps (one model turn: a plan and its calls, say) as if they came next, in order.
+
+        Nothing is added to the trajectory or recorded: this is how resampling compares candidates. Commit the
+        chosen candidate with :meth:`ajudge`.
+        """
         with self._lock:
             history = tuple(self._steps)
-        return await self.overseer._portal.acall(self.overseer._evaluate(self, history, step))
+        return await self.overseer._portal.acall(self.overseer._evaluate(self, history, tuple(steps)))
 
-    def evaluate(self, step: Step) -> Verdict:
+    def evaluate(self, steps: Sequence[Step]) -> list[Verdict]:
         """The sync twin of :meth:`aevaluate`."""
         with self._lock:
             history = tuple(self._steps)
-        return self.overseer._portal.call(self.overseer._evaluate(self, history, step))
+        return self.overseer._portal.call(self.overseer._evaluate(self, history, tuple(steps)))
+
+    def review(
+        self,
+        verdict: Verdict,
+        label: str,
+        *,
+        reviewer: str,
+        reviewer_kind: Literal["human", "automated"] = "human",
+        comment: str | None = None,
+        edited: Mapping[str, Any] | None = None,
+    ) -> Review:
+        """Record a judgement of one of this trajectory's steps (a human's answer to an escalation, say)."""
+        review = Review(
+            trajectory_id=self.id,
+            step_id=verdict.step_id,
+            index=verdict.index,
+            reviewer=reviewer,
+            reviewer_kind=reviewer_kind,
+            label=label,
+            comment=comment,
+            edited=dict(edited) if edited is not None else None,
+        )
+        self.overseer.telemetry.record_review(self._span, review)
+        return review
 
     async def aend(self, status: str = "completed") -> None:
         """End the trajectory: record its outcome and let the scorers free what they keep for it."""
@@ -329,13 +365,27 @@ class Overseer:
         finally:
             handle._finish_turn(index)
 
-    async def _evaluate(self, handle: TrajectoryHandle, history: tuple[Step, ...], step: Step) -> Verdict:
-        request = ScoreRequest(
-            trajectory_id=handle.id, task=handle.task, history=history, step=step, metadata=handle.metadata
-        )
-        outcome = (await self.scorer.score_detailed([request]))[0]
-        decision = self.engine.decide(step, outcome.scores, handle._ctx, outcome.errors)
-        return self._verdict(handle, len(history), step, decision, outcome)
+    async def _evaluate(
+        self, handle: TrajectoryHandle, history: tuple[Step, ...], steps: tuple[Step, ...]
+    ) -> list[Verdict]:
+        requests = [
+            ScoreRequest(
+                trajectory_id=handle.id,
+                task=handle.task,
+                history=history + steps[:i],
+                step=step,
+                metadata=handle.metadata,
+            )
+            for i, step in enumerate(steps)
+        ]
+        outcomes = await self.scorer.score_detailed(requests)  # one batch: each request carries its own history
+        ctx = handle._ctx.fork()
+        verdicts = []
+        for i, (step, outcome) in enumerate(zip(steps, outcomes, strict=True)):
+            decision = self.engine.decide(step, outcome.scores, ctx, outcome.errors)
+            self.engine.commit(step, outcome.scores, decision, ctx)
+            verdicts.append(self._verdict(handle, len(history) + i, step, decision, outcome))
+        return verdicts
 
     async def _end(self, handle: TrajectoryHandle, status: str) -> None:
         if handle.halted and status == "completed":

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -24,6 +24,7 @@ __all__ = [
     "Observation",
     "Plan",
     "Provenance",
+    "Review",
     "Score",
     "Step",
     "StepKind",
@@ -200,6 +201,33 @@ class Score(BaseModel):
     """A short label, such as ``"secret"``."""
     explanation: str | None = None
     """Why, in words."""
+
+
+class Review(BaseModel):
+    """A judgement of a recorded step by a person or a program. Reviews never overwrite one another."""
+
+    model_config = _FROZEN
+
+    id: str = Field(default_factory=_new_id)
+    """The review's id."""
+    trajectory_id: str
+    """The trajectory of the reviewed step."""
+    step_id: str
+    """The reviewed step."""
+    index: int = Field(ge=0)
+    """The reviewed step's position in its trajectory."""
+    reviewer: str = Field(min_length=1)
+    """Who reviewed: a person's name or a program's."""
+    reviewer_kind: Literal["human", "automated"] = "human"
+    """Whether a person or a program reviewed."""
+    label: str = Field(min_length=1)
+    """The judgement: ``approve`` / ``edit`` / ``reject`` for an escalation, or any label (``good``, ``bad``)."""
+    comment: str | None = None
+    """Why, in words."""
+    edited: dict[str, Any] | None = None
+    """For ``edit``: what the reviewer changed (new arguments, new text)."""
+    at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    """When."""
 
 
 class Verdict(BaseModel):

@@ -28,7 +28,7 @@ from opentelemetry.trace import Span, SpanKind
 from overseer import _semconv as sc
 from overseer._version import __version__
 from overseer.exceptions import MissingDependencyError
-from overseer.steps import Score, Step, ToolCall, Verdict
+from overseer.steps import Review, Score, Step, ToolCall, Verdict
 from overseer.store import AuditExporter, AuditSpanProcessor, AuditStore, SpillQueue, default_spill_dir
 
 __all__ = ["Telemetry"]
@@ -182,6 +182,21 @@ class Telemetry:
                 event[sc.EVALUATION_EXPLANATION] = score.explanation
             span.add_event(sc.EVALUATION_EVENT, event, timestamp=now)
         span.end(end_time=now)
+
+    def record_review(self, parent: Span | None, review: Review) -> None:
+        """Emit a review as a span (the audit store keeps it). Never raises."""
+        try:
+            context = trace.set_span_in_context(parent) if parent is not None else None
+            attributes = {
+                sc.RECORD: "review",
+                sc.TRAJECTORY_ID: review.trajectory_id,
+                sc.CONVERSATION_ID: review.trajectory_id,
+                sc.STEP_ID: review.step_id,
+                sc.REVIEW_JSON: review.model_dump_json(),
+            }
+            self.tracer.start_span("overseer.review", context=context, attributes=attributes).end()
+        except Exception:
+            log.exception("could not record a review of step %s", review.step_id)
 
     def end_trajectory(
         self, span: Span, *, task: str, metadata: Mapping[str, Any], status: str, counts: Mapping[str, int]

@@ -20,6 +20,7 @@ def test_public_surface() -> None:
             "Policy",
             "PolicyError",
             "Provenance",
+            "Review",
             "RulesScorer",
             "Score",
             "ScoreRequest",

@@ -67,9 +67,17 @@ def test_evaluate_scores_a_candidate_without_recording_it(policy_file: Path) -> 
         ov.trajectory("t") as run,
     ):
         run.judge(Plan(content="first"))
-        candidate = run.evaluate(ToolCall(tool="bad_x", args={}))
+        (candidate,) = run.evaluate([ToolCall(tool="bad_x", args={})])
         assert (candidate.action, candidate.index) == ("block", 1)
         assert len(run.steps) == 1
+        # a candidate turn is judged in order against a fork of the trajectory: the stop counts its own blocks
+        turn = run.evaluate([ToolCall(tool="bad_1", args={}), ToolCall(tool="bad_2", args={}), Plan(content="p")])
+        assert [(v.index, v.action, v.halt) for v in turn] == [
+            (1, "block", False),
+            (2, "block", True),
+            (3, "allow", True),
+        ]
+        assert not run.halted
         assert run.judge(ToolCall(tool="good", args={})).index == 1
     assert (
         sum(1 for s in spans.get_finished_spans() if s.attributes and s.attributes.get("overseer.record") == "step")

@@ -147,3 +147,22 @@ def test_unreachable_or_unknown_databases_say_so(tmp_path: object) -> None:
         AuditStore("mysql://x@localhost/db")
     with pytest.raises(StoreError, match="not a database URL"):
         AuditStore("::nonsense::")
+
+
+def test_reviews_are_recorded_and_never_overwrite_each_other(store_url: str, open_store: Any) -> None:
+    with (
+        Overseer({"name": "p"}, scorers=[FunctionScorer(lambda r: {"prm": 0.5})], store=store_url) as ov,
+        ov.trajectory("task", id="rev") as run,
+    ):
+        verdict = run.judge(ToolCall(tool="send", args={"to": "a"}, call_id="c"))
+        run.review(verdict, "edit", reviewer="dana", comment="wrong recipient", edited={"args": {"to": "b"}})
+        run.review(verdict, "approve", reviewer="policy-bot", reviewer_kind="automated")
+    store = open_store(store_url)
+    reviews = store.list_reviews(step_id=verdict.step_id)
+    assert [(r.label, r.reviewer, r.reviewer_kind) for r in reviews] == [
+        ("edit", "dana", "human"),
+        ("approve", "policy-bot", "automated"),
+    ]
+    assert reviews[0].edited == {"args": {"to": "b"}} and reviews[0].comment == "wrong recipient"
+    assert reviews[0].index == 0 and reviews[0].trajectory_id == "rev"
+    assert store.count("reviews") == 2

@@ -49,7 +49,19 @@ class TrajectoryContext:
     halted: bool = False
 
     def __post_init__(self) -> None:
-        self.trusted.append(self.task.lower())
+        if not self.trusted:
+            self.trusted.append(self.task.lower())
+
+    def fork(self) -> TrajectoryContext:
+        """A copy to decide hypothetical steps on (resampling candidates) without touching this one."""
+        return TrajectoryContext(
+            task=self.task,
+            seen=list(self.seen),
+            trusted=list(self.trusted),
+            counts=self.counts.copy(),
+            calls=self.calls.copy(),
+            halted=self.halted,
+        )
 
     def add(self, step: Step, scores: Mapping[str, float], action: Action) -> None:
         """Remember a decided step."""

@@ -68,6 +68,9 @@ def span_to_record(span: ReadableSpan) -> dict[str, Any] | None:
                 "started_at_ns": attrs.get(sc.TRAJECTORY_STARTED),
             }
         return record
+    if kind == "review":
+        review = _json(attrs.get(sc.REVIEW_JSON), None)
+        return {"type": "review", **review} if isinstance(review, dict) else None
     if kind == "trajectory":
         meta = _json(attrs.get(sc.TRAJECTORY_META), {})
         counts = _json(attrs.get(sc.TRAJECTORY_COUNTS), {})

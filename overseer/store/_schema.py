@@ -16,7 +16,7 @@ from sqlalchemy import (
     Text,
 )
 
-__all__ = ["metadata", "scores", "steps", "trajectories"]
+__all__ = ["metadata", "reviews", "scores", "steps", "trajectories"]
 
 metadata = MetaData(
     naming_convention={
@@ -78,4 +78,19 @@ scores = Table(
     Column("label", String(255), nullable=True),
     Column("explanation", Text, nullable=True),
     Column("scorer", String(255), nullable=False),
+)
+
+reviews = Table(
+    "reviews",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("step_id", String(64), nullable=False, index=True),
+    Column("trajectory_id", String(255), nullable=False, index=True),
+    Column("idx", Integer, nullable=False),
+    Column("reviewer", String(255), nullable=False),
+    Column("reviewer_kind", String(16), nullable=False),
+    Column("label", String(64), nullable=False, index=True),
+    Column("comment", Text, nullable=True),
+    Column("edited", JSON, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
 )

@@ -16,7 +16,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from overseer.exceptions import MissingDependencyError, StoreError
-from overseer.steps import Step, step_adapter
+from overseer.steps import Review, Step, step_adapter
 from overseer.store import _schema as t
 
 __all__ = [
@@ -240,6 +240,7 @@ class AuditStore:
         scores: list[dict[str, Any]] = []
         started: list[dict[str, Any]] = []
         ended: list[dict[str, Any]] = []
+        reviews: list[dict[str, Any]] = []
         for r in records:
             if r.get("type") == "step":
                 steps.append(
@@ -282,6 +283,23 @@ class AuditStore:
                             "trace_id": r.get("trace_id"),
                         }
                     )
+            elif r.get("type") == "review":
+                reviews.append(
+                    {
+                        "id": r["id"],
+                        "step_id": r["step_id"],
+                        "trajectory_id": r["trajectory_id"],
+                        "idx": r["index"],
+                        "reviewer": r["reviewer"],
+                        "reviewer_kind": r.get("reviewer_kind", "human"),
+                        "label": r["label"],
+                        "comment": r.get("comment"),
+                        "edited": r.get("edited"),
+                        "created_at": datetime.fromisoformat(r["at"])
+                        if isinstance(r.get("at"), str)
+                        else datetime.now(UTC),
+                    }
+                )
             elif r.get("type") == "trajectory":
                 ended.append(
                     {
@@ -309,6 +327,8 @@ class AuditStore:
                 conn.execute(insert(t.scores).on_conflict_do_nothing(index_elements=["step_id", "name"]), scores)
             if started:
                 conn.execute(insert(t.trajectories).on_conflict_do_nothing(index_elements=["id"]), started)
+            if reviews:
+                conn.execute(insert(t.reviews).on_conflict_do_nothing(index_elements=["id"]), reviews)
             for row in ended:
                 stmt = insert(t.trajectories).values(**row)
                 update = {k: stmt.excluded[k] for k in row if k not in ("id", "started_at", "trace_id")}
@@ -456,9 +476,34 @@ class AuditStore:
         with self._reading() as conn:
             return [self._trajectory(r) for r in conn.execute(q)]
 
+    def list_reviews(self, *, step_id: str | None = None, trajectory_id: str | None = None) -> list[Review]:
+        """Reviews, oldest first, of one step or one trajectory (or all)."""
+        q = select(t.reviews)
+        if step_id is not None:
+            q = q.where(t.reviews.c.step_id == step_id)
+        if trajectory_id is not None:
+            q = q.where(t.reviews.c.trajectory_id == trajectory_id)
+        with self._reading() as conn:
+            rows = list(conn.execute(q.order_by(t.reviews.c.created_at, t.reviews.c.id)))
+        return [
+            Review(
+                id=r.id,
+                trajectory_id=r.trajectory_id,
+                step_id=r.step_id,
+                index=r.idx,
+                reviewer=r.reviewer,
+                reviewer_kind=r.reviewer_kind,
+                label=r.label,
+                comment=r.comment,
+                edited=r.edited,
+                at=_utc(r.created_at) or datetime.now(UTC),
+            )
+            for r in rows
+        ]
+
     def count(self, table: str = "steps") -> int:
-        """How many rows a table holds (``steps``, ``scores`` or ``trajectories``)."""
-        tables = {"steps": t.steps, "scores": t.scores, "trajectories": t.trajectories}
+        """How many rows a table holds (``steps``, ``scores``, ``trajectories`` or ``reviews``)."""
+        tables = {"steps": t.steps, "scores": t.scores, "trajectories": t.trajectories, "reviews": t.reviews}
         with self._reading() as conn:
             return int(conn.execute(select(func.count()).select_from(tables[table])).scalar_one())
 
