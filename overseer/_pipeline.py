@@ -135,15 +135,19 @@ class TrajectoryHandle:
             self._steps.append(step)
             return index, tuple(self._steps[:index])
 
-    async def ajudge(self, step: Step) -> Verdict:
-        """Score and decide one step, record the decision, and return the verdict."""
-        index, history = self._register(step)
-        return await self.overseer._portal.acall(self.overseer._judge(self, index, history, step))
+    async def ajudge(self, step: Step, *, resampled: int | None = None) -> Verdict:
+        """Score and decide one step, record the decision, and return the verdict.
 
-    def judge(self, step: Step) -> Verdict:
+        Pass ``resampled=N`` when the step is the best of N candidates already drawn for a ``resample``
+        decision: if it still does not pass, the rule's ``fallback`` is recorded and returned.
+        """
+        index, history = self._register(step)
+        return await self.overseer._portal.acall(self.overseer._judge(self, index, history, step, resampled))
+
+    def judge(self, step: Step, *, resampled: int | None = None) -> Verdict:
         """The sync twin of :meth:`ajudge`; safe to call while an event loop runs in this thread."""
         index, history = self._register(step)
-        return self.overseer._portal.call(self.overseer._judge(self, index, history, step))
+        return self.overseer._portal.call(self.overseer._judge(self, index, history, step, resampled))
 
     def submit(self, step: Step) -> concurrent.futures.Future[Verdict]:
         """Judge a step without waiting for the verdict (observe-only use); the future holds it."""
@@ -177,9 +181,14 @@ class TrajectoryHandle:
         reviewer_kind: Literal["human", "automated"] = "human",
         comment: str | None = None,
         edited: Mapping[str, Any] | None = None,
+        id: str | None = None,
     ) -> Review:
-        """Record a judgement of one of this trajectory's steps (a human's answer to an escalation, say)."""
+        """Record a judgement of one of this trajectory's steps (a human's answer to an escalation, say).
+
+        Give ``id`` to make recording idempotent: the store keeps one review per id.
+        """
         review = Review(
+            **({"id": id} if id is not None else {}),
             trajectory_id=self.id,
             step_id=verdict.step_id,
             index=verdict.index,
@@ -334,7 +343,14 @@ class Overseer:
             errors=dict(outcome.errors),
         )
 
-    async def _judge(self, handle: TrajectoryHandle, index: int, history: tuple[Step, ...], step: Step) -> Verdict:
+    async def _judge(
+        self,
+        handle: TrajectoryHandle,
+        index: int,
+        history: tuple[Step, ...],
+        step: Step,
+        resampled: int | None = None,
+    ) -> Verdict:
         started = time.time_ns()
         try:
             request = ScoreRequest(
@@ -346,7 +362,7 @@ class Overseer:
             )
             outcome = (await self.scorer.score_detailed([request]))[0]
             await handle._wait_turn(index)
-            decision = self.engine.decide(step, outcome.scores, handle._ctx, outcome.errors)
+            decision = self.engine.decide(step, outcome.scores, handle._ctx, outcome.errors, resampled=resampled)
             self.engine.commit(step, outcome.scores, decision, handle._ctx)
             verdict = self._verdict(handle, index, step, decision, outcome)
             handle.verdicts.append(verdict)
@@ -388,6 +404,9 @@ class Overseer:
         return verdicts
 
     async def _end(self, handle: TrajectoryHandle, status: str) -> None:
+        with handle._lock:
+            submitted = len(handle._steps)
+        await handle._wait_turn(submitted)  # steps submitted without waiting are decided first
         if handle.halted and status == "completed":
             status = "halted"
         await self.scorer.end_trajectory(handle.id)

@@ -213,3 +213,14 @@ def test_scorers_hear_of_the_end_of_each_trajectory_and_close_ends_open_ones(pol
     assert statuses == {"a": "completed", "b": "abandoned"}
     with pytest.raises(RuntimeError, match="has ended"):
         left_open.judge(Plan(content="late"))
+
+
+def test_a_resampled_step_that_still_fails_gets_the_fallback(policy_file: Path) -> None:
+    telemetry, _ = memory()
+    with (
+        Overseer(policy_file, scorers=[FunctionScorer(lambda r: {"q": 0.2})], telemetry=telemetry) as ov,
+        ov.trajectory("t") as run,
+    ):
+        verdict = run.judge(Plan(content="still vague"), resampled=3)
+    assert (verdict.action, verdict.rule) == ("block", "weak-plan")
+    assert "no candidate of 3 passed, fallback block" in verdict.reason

@@ -246,10 +246,22 @@ class PolicyEngine:
         scores: Mapping[str, Score],
         ctx: TrajectoryContext,
         errors: Mapping[str, str] | None = None,
+        *,
+        resampled: int | None = None,
     ) -> Decision:
-        """The decision for ``step`` given its scores, the trajectory so far and any scorer failures."""
+        """The decision for ``step`` given its scores, the trajectory so far and any scorer failures.
+
+        ``resampled`` says that this step is the best of that many candidates already drawn: a ``resample``
+        decision then becomes the rule's ``fallback``.
+        """
         values = {name: s.value for name, s in scores.items()}
         decision = self._rules_decision(step, scores, values, ctx)
+        if resampled is not None and decision.action == "resample" and decision.resample is not None:
+            decision = Decision(
+                decision.resample.fallback,
+                decision.rule,
+                f"{decision.reason}; no candidate of {resampled} passed, fallback {decision.resample.fallback}",
+            )
         if errors:
             on_error = self.policy.on_scorer_error
             failed = "; ".join(f"{name}: {message}" for name, message in errors.items())
