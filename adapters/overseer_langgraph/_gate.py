@@ -159,14 +159,15 @@ class Decision:
         )
 
 
-def _rank(turn: _Turn, score: str | None) -> tuple[bool, float]:
+def _rank(turn: _Turn, score: str | None, kind: str) -> tuple[bool, float, float]:
+    """Passing first; then the named score (or the lowest score of the steps of the resampled kind); then all."""
     passes = all(v.action in _PASSING for v in turn.verdicts)
-    values = (
-        [v.scores[score] for v in turn.verdicts if score and score in v.scores]
-        if score
-        else [x for v in turn.verdicts for x in v.scores.values()]
-    )
-    return passes, min(values, default=1.0)
+    if score:
+        focus = [v.scores[score] for v in turn.verdicts if score in v.scores]
+    else:
+        focus = [x for v in turn.verdicts if v.kind == kind for x in v.scores.values()]
+    overall = [x for v in turn.verdicts for x in v.scores.values()]
+    return passes, min(focus, default=1.0), min(overall, default=1.0)
 
 
 def _last_ai(response: Any) -> AIMessage:
@@ -240,9 +241,9 @@ class Gate:
             message = _last_ai(response)
             steps = turn_steps(message, trajectory_id=handle.id, turn=turn, node=node)
             candidates.append(_Turn(response, message, steps, (yield Evaluate(handle, steps))))
-        best = max(range(len(candidates)), key=lambda i: _rank(candidates[i], score))
+        best = max(range(len(candidates)), key=lambda i: _rank(candidates[i], score, trigger.kind))
         chosen = candidates[best]
-        passed = _rank(chosen, score)[0]
+        passed = _rank(chosen, score, trigger.kind)[0]
         note = {"resample": {"candidates": len(candidates), "chosen": best}}
         verdicts = []
         for step in chosen.steps:

@@ -145,17 +145,14 @@ def _strings(value: Any) -> Iterator[str]:
 def _arg_values(args: Mapping[str, Any], min_length: int) -> set[str]:
     """The values of a call's arguments worth tracing back to where they first appeared.
 
-    Short strings whole, and in any string the URLs, e-mail addresses and tokens that carry a digit or a
-    separator (account numbers, ids, paths).
+    Identifiers, not prose: URLs, e-mail addresses, and tokens that carry a digit or a separator (account
+    numbers, ids, paths, host names). A summary that quotes a document is not a value planted by it.
     """
     values: set[str] = set()
     for text in _strings(args):
-        lowered = text.strip().lower()
-        if min_length <= len(lowered) <= 120:
-            values.add(lowered)
         values.update(find_targets(text))
-        for token in _TOKEN.findall(lowered):
-            if len(token) >= min_length and any(c.isdigit() or c in "@/." for c in token):
+        for token in _TOKEN.findall(text.lower()):
+            if len(token) >= min_length and any(c.isdigit() or c in "@/.:_" for c in token):
                 values.add(token)
     return {v for v in values if len(v) >= min_length}
 
