@@ -188,7 +188,6 @@ class TrajectoryHandle:
         Give ``id`` to make recording idempotent: the store keeps one review per id.
         """
         review = Review(
-            **({"id": id} if id is not None else {}),
             trajectory_id=self.id,
             step_id=verdict.step_id,
             index=verdict.index,
@@ -198,6 +197,8 @@ class TrajectoryHandle:
             comment=comment,
             edited=dict(edited) if edited is not None else None,
         )
+        if id is not None:
+            review = review.model_copy(update={"id": id})
         self.overseer.telemetry.record_review(self._span, review)
         return review
 

@@ -55,14 +55,14 @@ class GraphOversight:
         trajectory_id = next_trajectory_id(previous, thread)
         return self.gate.handle(trajectory_id, task_of(state_messages(state)), {"thread_id": thread} if thread else {})
 
-    def _update(self, handle: TrajectoryHandle, last: AIMessage, result: Any) -> dict[str, Any]:
+    @staticmethod
+    def _update(handle: TrajectoryHandle, last: AIMessage, result: Any) -> tuple[dict[str, Any], bool]:
+        """The state update for the judged turn, and whether the run ends with it."""
         update: dict[str, Any] = {STATE_KEY: handle.id}
         final = result if isinstance(result, AIMessage) else last
-        if final is not last:
+        if final is not last:  # replace the model's message in place (same id)
             update["messages"] = [AIMessage(content=final.content, tool_calls=final.tool_calls, id=last.id)]
-        if not final.tool_calls:
-            handle.end()
-        return update
+        return update, not final.tool_calls
 
     def _last(self, state: Any) -> AIMessage:
         messages = state_messages(state)
@@ -79,7 +79,10 @@ class GraphOversight:
         handle = self._handle(state)
         turn = sum(isinstance(m, AIMessage) for m in state_messages(state)) - 1
         result = drive(self.gate.model_turn(handle, turn, CallModel(call=lambda: last), node="guard"))
-        return self._update(handle, last, result)
+        update, finished = self._update(handle, last, result)
+        if finished:
+            handle.end()
+        return update
 
     async def aguard(self, state: Any) -> dict[str, Any]:
         """The async twin of :meth:`guard`."""
@@ -87,11 +90,9 @@ class GraphOversight:
         handle = self._handle(state)
         turn = sum(isinstance(m, AIMessage) for m in state_messages(state)) - 1
         result = await adrive(self.gate.model_turn(handle, turn, CallModel(call=lambda: last), node="guard"))
-        if not (result if isinstance(result, AIMessage) else last).tool_calls:
+        update, finished = self._update(handle, last, result)
+        if finished:
             await handle.aend()
-        update = self._update(handle, last, result) if not handle.ended else {STATE_KEY: handle.id}
-        if handle.ended and isinstance(result, AIMessage) and result is not last:
-            update["messages"] = [AIMessage(content=result.content, id=last.id)]
         return update
 
     @staticmethod

@@ -34,10 +34,7 @@ def next_trajectory_id(previous: str | None, thread: str | None) -> str:
 
 def state_trajectory_id(state: Any) -> str | None:
     """The trajectory id kept in the agent's state."""
-    if isinstance(state, dict):
-        value = state.get(STATE_KEY)
-    else:
-        value = getattr(state, STATE_KEY, None)
+    value = state.get(STATE_KEY) if isinstance(state, dict) else getattr(state, STATE_KEY, None)
     return value if isinstance(value, str) else None
 
 

@@ -35,7 +35,7 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "overseer-scripted"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
         """The script decides which tools to call; binding changes nothing."""
         return self
 
