@@ -109,22 +109,6 @@ def test_score_bad_line_names_file_and_line_and_skip_invalid_goes_on(tmp_path: P
     assert "skipped" in out and len((tmp_path / "v.jsonl").read_text().splitlines()) == 6
 
 
-def test_demo_stops_the_hijacked_call_and_lets_benign_steps_through(tmp_path: Path) -> None:
-    from overseer import Overseer
-    from overseer._demo import run_demo
-
-    with Overseer("default", store=f"sqlite:///{tmp_path / 'a.db'}") as overseer:
-        results = {r.scenario: r for r in run_demo(overseer)}
-    assert [m["to"] for m in results["weather"].world.sent] == ["alice@example.com"]
-    assert all(v.action == "allow" for v, _ in results["weather"].verdicts)
-    assert results["injected-inbox"].world.sent == []
-    assert results["cleanup"].world.commands == ["rm build/tmp/*.o"]
-    code, out = invoke(
-        "audit", "show", results["injected-inbox"].trajectory_id, "--store", f"sqlite:///{tmp_path / 'a.db'}"
-    )
-    assert code == 0 and "block" in out
-
-
 def test_bench_pipeline_reports_percentiles_and_no_loss() -> None:
     code, out = invoke("bench", "pipeline", "--steps", "200", "--concurrency", "4", "--json")
     assert code == 0

@@ -1,13 +1,31 @@
-"""``overseer demo``: an agent under oversight, offline, with the default policy and an embedded audit store."""
+"""``overseer demo``: an agent under oversight, offline, with the default policy and an embedded audit store.
+
+The agent comes from an adapter (the LangGraph one registers itself under the ``overseer.demo`` entry point),
+so the core imports no agent framework.
+"""
 
 from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Any
 
 import click
 from rich.table import Table
 from rich.text import Text
 
 from overseer.cli._common import action_text, console, handle_errors, safe
-from overseer.store import default_store_url
+from overseer.exceptions import MissingDependencyError
+from overseer.store import AuditStore, default_store_url
+
+
+def _load_demo() -> Any:
+    found = {ep.name: ep for ep in entry_points(group="overseer.demo")}
+    if "langgraph" not in found:
+        raise MissingDependencyError("overseer demo", "langgraph")
+    try:
+        return found["langgraph"].load()
+    except ImportError:
+        raise MissingDependencyError("overseer demo", "langgraph") from None
 
 
 @click.command("demo")
@@ -17,26 +35,29 @@ from overseer.store import default_store_url
 )
 @handle_errors
 def demo(policy: str, store_url: str | None) -> None:
-    """Run a scripted agent with real tools under oversight: benign steps pass, a hijacked call is stopped."""
-    from overseer._demo import SCENARIOS, run_demo
+    """Run a LangGraph agent with real tools under oversight: benign steps pass, a hijacked call is stopped."""
     from overseer._pipeline import Overseer
 
+    run_demo = _load_demo()
     url = store_url or default_store_url()
     with Overseer(policy, store=url) as overseer:
         console.print(
             Text.assemble(("overseer demo", "bold"), f"  policy {overseer.policy.id}, scorers {overseer.scorer.id}")
         )
-        results = run_demo(overseer)
-    for result in results:
-        task = SCENARIOS[result.scenario][0]
-        table = Table(title=f"{result.scenario}: {task}", title_justify="left", show_lines=False)
-        for column in ("#", "kind", "step", "action", "rule / reason"):
-            table.add_column(column, overflow="fold")
-        for verdict, text in result.verdicts:
-            reason = Text("") if verdict.action == "allow" else safe(f"{verdict.rule}: {verdict.reason}", 160)
-            table.add_row(str(verdict.index), verdict.kind, safe(text, 90), action_text(verdict.action), reason)
-        console.print(table)
-        effects = [f"email to {m['to']}" for m in result.world.sent] + [f"ran `{c}`" for c in result.world.commands]
-        console.print(Text("  side effects that happened: ", style="dim") + safe(", ".join(effects) or "none"))
-        console.print(Text(f"  overseer audit show {result.trajectory_id}", style="dim"))
+        runs = run_demo(overseer)
+    with AuditStore(url) as store:
+        for run in runs:
+            found = store.get_trajectory(run.trajectory_id)
+            steps = found[1] if found else []
+            table = Table(title=f"{run.scenario}: {run.task}", title_justify="left")
+            for column in ("#", "kind", "step", "action", "rule: reason"):
+                table.add_column(column, overflow="fold")
+            for step in steps:
+                reason = Text("") if step.action == "allow" else safe(f"{step.rule}: {step.reason}", 160)
+                table.add_row(str(step.index), step.kind, safe(step.step.text(), 90), action_text(step.action), reason)
+            console.print(table)
+            console.print(
+                Text("  side effects that happened: ", style="dim") + safe(", ".join(run.world.effects()) or "none")
+            )
+            console.print(Text(f"  overseer audit show {run.trajectory_id}", style="dim"))
     console.print(Text.assemble("audit trail: ", (url, "bold"), "  (`overseer audit list` to read it)"))

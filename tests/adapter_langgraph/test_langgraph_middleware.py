@@ -306,3 +306,24 @@ def test_a_resumed_node_never_runs_the_tool_twice(store_url: str) -> None:
     with AuditStore(store_url) as store:
         assert [r.label for r in store.list_reviews(trajectory_id="t")] == ["approve", "reject"]
         assert store.count("steps") == 3  # call, observation, final answer: nothing recorded twice
+
+
+def test_the_demo_stops_the_hijacked_call_and_lets_benign_steps_through(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from overseer.cli import cli
+
+    store = f"sqlite:///{tmp_path / 'demo.db'}"
+    result = CliRunner().invoke(cli, ["demo", "--store", store], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "side effects that happened: email to alice@example.com" in result.output
+    assert "side effects that happened: none" in result.output  # the hijacked inbox run sent nothing
+    assert "side effects that happened: ran `rm build/tmp/*.o`" in result.output
+    with AuditStore(store) as audit:
+        blocked = {(s.tool, s.rule) for s in audit.list_steps(actions=["block"])}
+        assert blocked == {("send_email", "block-values-from-injected-output"), ("shell", "block-destructive-commands")}
+        weather = next(t for t in audit.list_trajectories() if "Paris" in (t.task or ""))
+        found = audit.get_trajectory(weather.id)
+        assert found is not None
+        assert all(s.action == "allow" for s in found[1])
+        assert len(audit.list_trajectories()) == 3
