@@ -225,6 +225,11 @@ class Gate:
         response = yield call
         message = _last_ai(response)
         steps = turn_steps(message, trajectory_id=handle.id, turn=turn, node=node)
+        if not any(rule.action == "resample" for rule in self.overseer.policy.rules):
+            verdicts = []
+            for step in steps:  # nothing can ask for another candidate: judge the turn once
+                verdicts.append((yield Judge(handle, step)))
+            return _Turn(response, message, steps, verdicts)
         candidates = [_Turn(response, message, steps, (yield Evaluate(handle, steps)))]
         trigger = next((v for v in candidates[0].verdicts if v.action == "resample"), None)
         if trigger is None:

@@ -28,3 +28,32 @@ def pipeline(steps: int, concurrency: int, as_json: bool) -> None:
         click.echo(json.dumps(result, indent=2))
     else:
         console.print_json(json.dumps(result))
+
+
+@bench_group.command("agent")
+@click.option("--runs", type=click.IntRange(5), default=40, show_default=True, help="Runs of each agent.")
+@click.option(
+    "--model-latency-ms",
+    type=click.FloatRange(0),
+    default=0.0,
+    show_default=True,
+    help="Make the scripted model sleep this long per call (0: framework cost only).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
+@handle_errors
+def agent(runs: int, model_latency_ms: float, as_json: bool) -> None:
+    """The same scripted agent with and without oversight (constant scorer): wall time per step and the ratio."""
+    from importlib.metadata import entry_points
+
+    from overseer.exceptions import MissingDependencyError
+
+    found = {ep.name: ep for ep in entry_points(group="overseer.bench")}
+    try:
+        bench_agent = found["agent"].load()
+    except (KeyError, ImportError):
+        raise MissingDependencyError("overseer bench agent", "langgraph") from None
+    result = bench_agent(runs=runs, model_latency_ms=model_latency_ms)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        console.print_json(json.dumps(result))

@@ -283,7 +283,9 @@ class PolicyEngine:
             if rule.reason:
                 reason = rule.reason.format_map(_Defaulting(tool=getattr(step, "tool", None) or "", kind=step.kind))
             else:
-                reason = "; ".join(why) or f"rule {rule.name} matches every {step.kind}"
+                tool = getattr(step, "tool", None)
+                subject = f"{step.kind} of {tool}" if tool else step.kind
+                reason = "; ".join(why) or f"rule {rule.name} applies to this {subject}"
                 explanations = [
                     f"{name}: {s.explanation}"
                     for name, s in scores.items()

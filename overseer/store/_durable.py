@@ -218,7 +218,6 @@ class AuditExporter(SpanExporter):
         return True
 
 
-_FLUSH = object()
 _STOP = object()
 
 
@@ -235,7 +234,7 @@ class AuditSpanProcessor(SpanProcessor):
         *,
         max_queue: int = 20_000,
         max_batch: int = 512,
-        delay_s: float = 0.05,
+        delay_s: float = 0.2,
         block_s: float = 1.0,
     ) -> None:
         self.exporter = exporter
@@ -243,6 +242,7 @@ class AuditSpanProcessor(SpanProcessor):
         self.delay_s = delay_s
         self.block_s = block_s
         self._queue: queue.Queue[Any] = queue.Queue(max_queue)
+        self._wake = threading.Event()
         self._stopped = False
         self.overflowed = 0
         """How many records the agent's thread spilled itself because the queue stayed full."""
@@ -278,45 +278,62 @@ class AuditSpanProcessor(SpanProcessor):
             time.sleep(delay)  # neither the store nor the disk takes it: hold on to it and keep trying
             delay = min(delay * 2, 5.0)
 
-    def _run(self) -> None:
+    def _collect(self) -> tuple[list[ReadableSpan], list[threading.Event], bool]:
+        """Wait for work; let a batch gather for ``delay_s`` (a flush cuts that short); then take it in one go.
+
+        Sleeping instead of waking on every span keeps the worker off the agent's CPU (and the GIL) while
+        steps are being decided.
+        """
         batch: list[ReadableSpan] = []
         waiters: list[threading.Event] = []
+        try:
+            item = self._queue.get(timeout=min(self.exporter.retry_interval_s, 1.0))
+        except queue.Empty:
+            return batch, waiters, False
+        if not isinstance(item, threading.Event) and item is not _STOP and self._queue.qsize() < self.max_batch:
+            self._wake.wait(self.delay_s)  # a backlog is taken at once; only a trickle waits to form a batch
+        self._wake.clear()
         stop = False
-        while True:
-            timeout = self.delay_s if batch else min(self.exporter.retry_interval_s, 1.0)
+        while item is not None:
+            if item is _STOP:
+                stop = True
+            elif isinstance(item, threading.Event):
+                waiters.append(item)
+            else:
+                batch.append(item)
+            if len(batch) >= self.max_batch:
+                break
             try:
-                item = self._queue.get(timeout=timeout)
+                item = self._queue.get_nowait()
             except queue.Empty:
                 item = None
-            while item is not None:
-                if item is _STOP:
-                    stop = True
-                elif isinstance(item, threading.Event):
-                    waiters.append(item)
-                else:
-                    batch.append(item)
-                if len(batch) >= self.max_batch:
+        return batch, waiters, stop
+
+    def _run(self) -> None:
+        while True:
+            batch, waiters, stop = self._collect()
+            if stop:  # drain what is left behind the stop marker's predecessors
+                while True:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if isinstance(item, threading.Event):
+                        waiters.append(item)
+                    elif item is not _STOP:
+                        batch.append(item)
+            while True:
+                try:
+                    if batch:
+                        self._export_now(batch)
+                    elif self.exporter.due():
+                        self.exporter.retry()
                     break
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    item = None
-            if batch:
-                try:
-                    self._export_now(batch)
-                except Exception:  # an observer never breaks the host: log, keep the worker alive
+                except Exception:  # an observer never breaks the host: log, keep the records, try again
                     log.exception("audit export failed unexpectedly; %d records kept for retry", len(batch))
                     time.sleep(0.5)
-                    continue
-                batch = []
-            elif self.exporter.due():
-                try:
-                    self.exporter.retry()
-                except Exception:
-                    log.exception("audit spill replay failed unexpectedly")
             for waiter in waiters:
                 waiter.set()
-            waiters = []
             if stop:
                 return
 
@@ -329,6 +346,7 @@ class AuditSpanProcessor(SpanProcessor):
             self._queue.put(done, timeout=timeout_millis / 1000)
         except queue.Full:
             return False
+        self._wake.set()
         return done.wait(timeout_millis / 1000)
 
     def shutdown(self) -> None:
@@ -336,6 +354,7 @@ class AuditSpanProcessor(SpanProcessor):
         if self._stopped:
             return
         self._queue.put(_STOP)
+        self._wake.set()
         self._worker.join()
         self._stopped = True
         self.exporter.shutdown()
