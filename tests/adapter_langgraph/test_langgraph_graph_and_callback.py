@@ -71,7 +71,7 @@ def test_observe_only_callback_records_everything_and_blocks_nothing(tmp_path: P
         handler = OverseerCallbackHandler(overseer, agent_name="legacy-bot")
         agent = create_agent(ScriptedChatModel(turns=hijack_script()), tools.all)  # unchanged agent
         out = agent.invoke({"messages": [HumanMessage(TASK)]}, config={"callbacks": [handler]})
-    assert tools.sent == ["drop@evil.example", "me@example.com"]  # observe-only: nothing is enforced
+    assert sorted(tools.sent) == ["drop@evil.example", "me@example.com"]  # observe-only: nothing is enforced
     assert isinstance(out["messages"][-1], AIMessage)
     (steps,) = kinds_and_actions(store_url)
     observed = [(kind, tool, action) for kind, tool, action in steps]
