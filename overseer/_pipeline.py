@@ -10,8 +10,10 @@ one instance serve any number of threads and loops, and gives scorers one loop t
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import itertools
+import logging
 import threading
 import time
 from collections import Counter
@@ -32,6 +34,7 @@ from overseer.telemetry import Telemetry
 __all__ = ["Overseer", "TrajectoryHandle"]
 
 T = TypeVar("T")
+log = logging.getLogger("overseer")
 
 
 class _Portal:
@@ -290,6 +293,14 @@ class Overseer:
         self._trajectories: dict[str, TrajectoryHandle] = {}
         self._ids = itertools.count(1)
         self._closed = False
+        atexit.register(self._at_exit)  # an Overseer nobody closed still flushes its audit trail
+
+    def _at_exit(self) -> None:
+        if not self._closed:
+            try:
+                self.close()
+            except Exception:  # the interpreter is going away; the spill keeps what the store could not take
+                log.exception("closing the overseer at exit failed")
 
     def __repr__(self) -> str:
         return f"Overseer(policy={self.policy.id!r}, scorer={self.scorer.id!r})"
@@ -428,6 +439,7 @@ class Overseer:
         """End open trajectories (as ``abandoned``), close the scorers, and flush the audit trail."""
         if self._closed:
             return
+        atexit.unregister(self._at_exit)
         for handle in self.open_trajectories:
             await handle.aend("abandoned")
         await self._portal.acall(self.scorer.aclose())
@@ -438,6 +450,7 @@ class Overseer:
         """The sync twin of :meth:`aclose`."""
         if self._closed:
             return
+        atexit.unregister(self._at_exit)
         for handle in self.open_trajectories:
             handle.end("abandoned")
         self._portal.call(self.scorer.aclose())

@@ -27,7 +27,7 @@ from opentelemetry.trace import Span, SpanKind
 
 from overseer import _semconv as sc
 from overseer._version import __version__
-from overseer.exceptions import MissingDependencyError
+from overseer.exceptions import MissingDependencyError, StoreError
 from overseer.steps import Review, Score, Step, ToolCall, Verdict
 from overseer.store import AuditExporter, AuditSpanProcessor, AuditStore, SpillQueue, default_spill_dir
 
@@ -70,7 +70,7 @@ class Telemetry:
     ) -> None:
         resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service_name)})
         self.provider = TracerProvider(sampler=ALWAYS_ON, resource=resource, span_limits=_UNLIMITED)
-        self.store: AuditStore | None = AuditStore(store) if isinstance(store, str) else store
+        self.store: AuditStore | None = self._open(store) if isinstance(store, str) else store
         self.audit: AuditSpanProcessor | None = None
         if self.store is not None:
             spill = SpillQueue(spill_dir or default_spill_dir(self.store.url))
@@ -85,6 +85,16 @@ class Telemetry:
                 raise MissingDependencyError("sending spans over OTLP", "otlp") from None
             self.provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         self.tracer = self.provider.get_tracer("overseer", __version__)
+
+    @staticmethod
+    def _open(url: str) -> AuditStore:
+        """Open a store; a database that is down now is not fatal: records spill until it answers."""
+        store = AuditStore(url, migrate=False)  # a malformed URL or a missing driver still fails here, loudly
+        try:
+            store.migrate()
+        except StoreError as err:
+            log.warning("%s; audit records will spill to disk until it answers", err)
+        return store
 
     def start_trajectory(self, trajectory_id: str, task: str, metadata: Mapping[str, Any], policy: str) -> Span:
         """Open the span of a trajectory (ended by :meth:`end_trajectory`)."""

@@ -151,3 +151,27 @@ def test_postgres_stopped_mid_run_loses_no_record(pg_url: str, tmp_path: Path, o
     assert store.count("trajectories") == 3
     assert not SpillQueue(tmp_path / "spill").pending()
     assert during_s < 30  # no write ever waited on the dead database in the agent's path
+
+
+def test_a_database_down_at_start_up_does_not_stop_the_agent(tmp_path: Path) -> None:
+    telemetry = Telemetry(store="postgresql://postgres@127.0.0.1:1/nowhere", spill_dir=tmp_path / "spill")
+    with Overseer(POLICY, scorers=[ConstantScorer()], telemetry=telemetry) as ov:
+        run_steps(ov, "early", 5)
+    assert SpillQueue(tmp_path / "spill").count() == 6  # five steps and the trajectory, waiting for the database
+
+
+def test_an_overseer_nobody_closed_flushes_at_exit(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    script = f"""
+from overseer import Overseer, Plan
+from overseer.testing import ConstantScorer
+ov = Overseer({{"name": "p"}}, scorers=[ConstantScorer()], store={url!r})
+run = ov.trajectory("task", id="forgotten")
+for i in range(40):
+    run.judge(Plan(content=str(i)))
+"""  # and the script just ends: no end(), no close()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    with AuditStore(url) as store:
+        assert store.count("steps") == 40
+        assert store.get_trajectory("forgotten")[0].status == "abandoned"  # type: ignore[index]

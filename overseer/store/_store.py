@@ -135,6 +135,8 @@ class AuditStore:
         self.url = url or default_store_url()
         self.engine = self._engine(self.url, connect_timeout_s)
         self._insert = self._insert_fn()
+        self.migrated = False
+        """Whether the schema is known to be current (``write`` migrates first when it is not)."""
         if migrate:
             try:
                 self.migrate()
@@ -206,14 +208,16 @@ class AuditStore:
         head = ScriptDirectory.from_config(config).get_current_head()
         try:
             with self.engine.begin() as conn:
-                if MigrationContext.configure(conn).get_current_revision() == head:
-                    return
-                config.attributes["connection"] = conn
-                command.upgrade(config, "head")
+                if MigrationContext.configure(conn).get_current_revision() != head:
+                    config.attributes["connection"] = conn
+                    command.upgrade(config, "head")
+            self.migrated = True
+            return
         except SQLAlchemyError as err:
             try:
                 with self.engine.connect() as conn:  # another process may have migrated meanwhile
                     if MigrationContext.configure(conn).get_current_revision() == head:
+                        self.migrated = True
                         return
             except SQLAlchemyError:
                 pass
@@ -236,6 +240,8 @@ class AuditStore:
         Raises:
             sqlalchemy.exc.SQLAlchemyError: the database is unreachable or refuses the write.
         """
+        if not self.migrated:
+            self.migrate()
         steps: list[dict[str, Any]] = []
         scores: list[dict[str, Any]] = []
         started: list[dict[str, Any]] = []
