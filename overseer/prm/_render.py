@@ -1,0 +1,106 @@
+r"""Rendering a trajectory for a process reward model: one template, a step tag after every step.
+
+The template (the same for training and scoring)::
+
+    Task: <task>\n                          head (the tokenizer's BOS or CLS token first, where it has one)
+    Plan: <text><TAG>                        one segment per step, in order
+    Call: <tool> <arguments as JSON><TAG>
+    Result from <tool>: <output><TAG>
+    User: <text><TAG>                         (also Assistant: / System: for other messages)
+    Answer: <text><TAG>
+
+``<TAG>`` is the model's step tag (``\n`` for TRL PRMTrainer models, ``<extra_0>`` for Qwen2.5-Math-PRM,
+`` ки`` for Math-Shepherd, ``[SEP]`` for overseer's own BERT-based model); a step's score is read at the last
+token of its tag. Segments are tokenized one by one, so a step's tokens never depend on what follows it (which is
+what lets a causal model score step *n* from the cached keys and values of steps 1..n-1).
+
+Long texts are cut to a token budget, keeping the beginning and the end (injected instructions often come last),
+with a marker in the text; every cut is reported with the step's score, never made silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from overseer.steps import FinalAnswer, Message, Observation, Plan, Step, ToolCall
+
+__all__ = ["RenderConfig", "Renderer", "Segment"]
+
+
+@dataclass(frozen=True, slots=True)
+class RenderConfig:
+    """How steps become tokens."""
+
+    step_tag: str = "\n"
+    """Appended after every step; the score is read at its last token."""
+    max_task_tokens: int = 256
+    """Budget for the task."""
+    max_step_tokens: int = 192
+    """Budget for a plan, a call, a message or an answer."""
+    max_observation_tokens: int = 256
+    """Budget for a tool's output."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """The tokens of the head or of one step; for a step, the score is read at ``ids[-1]``."""
+
+    ids: tuple[int, ...]
+    cut: str | None = None
+    """What was cut to fit the budget, in words (``None`` when nothing was)."""
+
+
+def step_text(step: Step) -> str:
+    """A step's text in the template, without its tag."""
+    if isinstance(step, Plan):
+        return f"Plan: {step.content}"
+    if isinstance(step, ToolCall):
+        return f"Call: {step.tool} {step.args_json()}"
+    if isinstance(step, Observation):
+        return f"Result from {step.tool}: {step.content}" if step.tool else f"Result: {step.content}"
+    if isinstance(step, Message):
+        return f"{step.role.capitalize()}: {step.content}"
+    if isinstance(step, FinalAnswer):
+        return f"Answer: {step.content}"
+    raise TypeError(f"not a step: {step!r}")
+
+
+class Renderer:
+    """Turns a task and steps into token segments with a tokenizer (a ``transformers`` tokenizer)."""
+
+    def __init__(self, tokenizer: Any, config: RenderConfig | None = None) -> None:
+        self.tokenizer = tokenizer
+        self.config = config or RenderConfig()
+        self.tag_ids = tuple(self._encode(self.config.step_tag))
+        if not self.tag_ids:
+            raise ValueError(f"the step tag {self.config.step_tag!r} encodes to no token with this tokenizer")
+        self._marker = tuple(self._encode(" ... "))
+        start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.cls_token_id
+        self._start = () if start is None else (int(start),)
+
+    def _encode(self, text: str) -> list[int]:
+        ids: list[int] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return ids
+
+    def _fit(self, ids: list[int], budget: int, what: str) -> tuple[tuple[int, ...], str | None]:
+        if len(ids) <= budget:
+            return tuple(ids), None
+        keep = budget - len(self._marker)
+        head, tail = keep - keep // 3, keep // 3
+        return (*ids[:head], *self._marker, *ids[len(ids) - tail :]), f"{what} cut from {len(ids)} to {budget} tokens"
+
+    def head(self, task: str) -> Segment:
+        """The head segment: start token and task."""
+        ids, cut = self._fit(self._encode(f"Task: {task}\n"), self.config.max_task_tokens, "task")
+        return Segment((*self._start, *ids), cut)
+
+    def step(self, step: Step) -> Segment:
+        """One step's segment, ending with the step tag."""
+        budget = self.config.max_observation_tokens if isinstance(step, Observation) else self.config.max_step_tokens
+        ids, cut = self._fit(self._encode(step_text(step)), budget, step.kind)
+        return Segment((*ids, *self.tag_ids), cut)
+
+    def text(self, task: str, steps: list[Step]) -> str:
+        """The whole rendering as text (for reading and debugging; models get :meth:`head` and :meth:`step`)."""
+        return f"Task: {task}\n" + "".join(step_text(s) + self.config.step_tag for s in steps)

@@ -1,0 +1,243 @@
+"""The PRM scorer: batched across concurrent trajectories, incremental for causal backbones.
+
+**Batching.** Requests from every trajectory go through one :class:`MicroBatcher` (a size bound and a wait
+bound); the model runs on one worker thread (torch releases the GIL), so the Overseer's loop never blocks on it.
+
+**Incremental scoring.** For a causal backbone the score of step *n* depends only on the tokens before its tag,
+so each trajectory keeps the model's key/value cache and the boundaries of the steps it holds (by step id). A
+request reuses the longest cached prefix that matches its history, crops the rest (a resampling candidate that
+was never committed), and feeds only the new steps: a whole trajectory costs about one pass. The cache is freed
+when the trajectory ends. Bidirectional encoders are scored on a window instead: the task, as much recent
+history as fits, and the step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from overseer.prm._model import StepModel
+from overseer.prm._render import RenderConfig, Renderer, Segment
+from overseer.scorers._base import BaseScorer, ScoreRequest
+from overseer.steps import Score
+
+__all__ = ["MicroBatcher", "PrmScorer"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class MicroBatcher(Generic[T, R]):
+    """Collects items from concurrent callers into batches of at most ``size``, waiting at most ``wait_s``.
+
+    ``fn`` runs on ``executor`` with the whole batch and returns one result per item.
+    """
+
+    def __init__(
+        self, fn: Callable[[list[T]], list[R]], size: int, wait_s: float, executor: concurrent.futures.Executor
+    ) -> None:
+        self.fn = fn
+        self.size = size
+        self.wait_s = wait_s
+        self.executor = executor
+        self._pending: list[tuple[T, asyncio.Future[R]]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self.batches: list[int] = []
+        """The size of every batch run so far."""
+
+    async def submit(self, item: T) -> R:
+        """Add an item to the next batch and wait for its result."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[R] = loop.create_future()
+        self._pending.append((item, future))
+        if len(self._pending) >= self.size:
+            self._flush()
+        elif self._timer is None:
+            self._timer = loop.call_later(self.wait_s, self._flush)
+        return await future
+
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        self.batches.append(len(batch))
+        done = asyncio.get_running_loop().run_in_executor(self.executor, self.fn, [item for item, _ in batch])
+
+        def deliver(task: asyncio.Future[list[R]]) -> None:
+            error = task.exception()
+            for i, (_, future) in enumerate(batch):
+                if future.done():
+                    continue  # the caller gave up (a timeout)
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(task.result()[i])
+
+        done.add_done_callback(deliver)
+
+
+@dataclass
+class _State:
+    """A trajectory's cached prefix: the cache, the head's length, and (step id, length after it) per step."""
+
+    task: str
+    cache: Any = None
+    head: int = 0
+    ends: list[tuple[str, int]] = field(default_factory=list)
+
+
+class PrmScorer(BaseScorer):
+    """Scores steps with a process reward model (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: StepModel,
+        *,
+        name: str = "prm",
+        batch_size: int = 16,
+        max_wait_ms: float = 2.0,
+        incremental: bool = True,
+        render: RenderConfig | None = None,
+    ) -> None:
+        self.model = model
+        self.renderer = Renderer(model.tokenizer, render or model.render)
+        self.name = name
+        self.version = f"{model.model_id}@{model.digest}"
+        self.incremental = incremental and model.causal
+        self._states: dict[str, _State] = {}
+        self._segments: dict[str, dict[str, Segment]] = {}
+        self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="overseer-prm")
+        self._batcher: MicroBatcher[ScoreRequest, dict[str, Score]] = MicroBatcher(
+            self._run_batch, batch_size, max_wait_ms / 1000, self._executor
+        )
+        self.stats: Counter[str] = Counter()
+        """``tokens``: tokens fed to the model; ``steps``: steps scored; ``recomputed``: cache misses."""
+
+    @property
+    def batches(self) -> list[int]:
+        """The size of every batch the model ran."""
+        return self._batcher.batches
+
+    async def score(self, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
+        """Score each request (they join whatever batch is forming)."""
+        return list(await asyncio.gather(*(self._batcher.submit(r) for r in requests)))
+
+    async def end_trajectory(self, trajectory_id: str) -> None:
+        """Free the trajectory's cache."""
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._forget, trajectory_id)
+
+    def _forget(self, trajectory_id: str) -> None:
+        self._states.pop(trajectory_id, None)
+        self._segments.pop(trajectory_id, None)
+
+    def cached_trajectories(self) -> list[str]:
+        """The trajectories whose caches are held (for tests and diagnostics)."""
+        return list(self._states)
+
+    async def aclose(self) -> None:
+        """Drop every cache and stop the worker thread."""
+        self._states.clear()
+        self._segments.clear()
+        self._executor.shutdown(wait=False)
+
+    # --- on the worker thread -------------------------------------------------------------------------------
+
+    def _segment(self, trajectory_id: str, step: Any) -> Segment:
+        known = self._segments.setdefault(trajectory_id, {})
+        segment = known.get(step.id)
+        if segment is None:
+            segment = known[step.id] = self.renderer.step(step)
+        return segment
+
+    def _scores(self, probs: Any, cuts: list[str]) -> dict[str, Score]:
+        explanation = "; ".join(cuts) or None
+        if len(self.model.heads) == 1:
+            return {self.name: Score(name=self.name, value=float(probs[0]), scorer=self.id, explanation=explanation)}
+        return {
+            f"{self.name}.{head}": Score(
+                name=f"{self.name}.{head}", value=float(p), scorer=self.id, explanation=explanation
+            )
+            for head, p in zip(self.model.heads, probs.tolist(), strict=True)
+        }
+
+    def _run_batch(self, requests: list[ScoreRequest]) -> list[dict[str, Score]]:
+        with self.model.lock:
+            if self.incremental:
+                return [self._incremental(r) for r in requests]
+            return self._windowed(requests)
+
+    def _incremental(self, request: ScoreRequest) -> dict[str, Score]:
+        state = self._states.get(request.trajectory_id)
+        if state is None or state.task != request.task:
+            state = _State(task=request.task)
+        matched = 0
+        while (
+            matched < len(state.ends)
+            and matched < len(request.history)
+            and state.ends[matched][0] == request.history[matched].id
+        ):
+            matched += 1
+        if matched < len(request.history):
+            self.stats["recomputed"] += 1
+        keep = state.ends[matched - 1][1] if matched else state.head
+        head = self.renderer.head(request.task)
+        ids: list[int] = []
+        if state.cache is None:
+            ids.extend(head.ids)
+            keep = 0
+        new_steps = [*request.history[matched:], request.step]
+        segments = [self._segment(request.trajectory_id, s) for s in new_steps]
+        ends: list[tuple[str, int]] = []
+        positions: list[int] = []
+        for step, segment in zip(new_steps, segments, strict=True):
+            ids.extend(segment.ids)
+            positions.append(len(ids) - 1)
+            ends.append((step.id, keep + len(ids)))
+        if keep + len(ids) > self.model.max_length:  # past the model's window: score this one on a window
+            self._states.pop(request.trajectory_id, None)
+            self.stats["windowed"] += 1
+            return self._windowed([request])[0]
+        cache = state.cache if state.cache is not None else self.model.new_cache()
+        if state.cache is not None and cache.get_seq_length() > keep:
+            cache.crop(keep - cache.get_seq_length())  # drop steps that are not in this history
+        probs, cache = self.model.score_continuation(ids, positions, cache)
+        self.stats["tokens"] += len(ids)
+        self.stats["steps"] += 1
+        if state.cache is None:
+            state.head = len(head.ids)
+        state.cache = cache
+        state.ends = state.ends[:matched] + ends
+        self._states[request.trajectory_id] = state
+        cuts = [c for c in (head.cut, segments[-1].cut) if c]
+        return self._scores(probs[-1], cuts)
+
+    def _window(self, request: ScoreRequest) -> tuple[list[int], list[str]]:
+        head = self.renderer.head(request.task)
+        step = self._segment(request.trajectory_id, request.step)
+        room = self.model.max_length - len(head.ids) - len(step.ids)
+        kept: list[Segment] = []
+        for past in reversed(request.history):
+            segment = self._segment(request.trajectory_id, past)
+            if len(segment.ids) > room:
+                break
+            kept.append(segment)
+            room -= len(segment.ids)
+        cuts = [c for c in (head.cut, step.cut) if c]
+        if len(kept) < len(request.history):
+            cuts.append(f"history cut: the first {len(request.history) - len(kept)} step(s) left out")
+        ids = [*head.ids, *(i for segment in reversed(kept) for i in segment.ids), *step.ids]
+        return ids, cuts
+
+    def _windowed(self, requests: list[ScoreRequest]) -> list[dict[str, Score]]:
+        windows = [self._window(r) for r in requests]
+        probs = self.model.score_batch([ids for ids, _ in windows], [[len(ids) - 1] for ids, _ in windows])
+        self.stats["tokens"] += sum(len(ids) for ids, _ in windows)
+        self.stats["steps"] += len(requests)
+        return [self._scores(p[0], cuts) for p, (_, cuts) in zip(probs, windows, strict=True)]
