@@ -11,6 +11,7 @@ from overseer.cli._audit import audit_group
 from overseer.cli._bench import bench_group
 from overseer.cli._demo import demo
 from overseer.cli._policy import policy_group
+from overseer.cli._prm import prm_group
 from overseer.cli._score import score
 
 __all__ = ["cli", "main"]
@@ -30,6 +31,7 @@ cli.add_command(score)
 cli.add_command(audit_group)
 cli.add_command(bench_group)
 cli.add_command(demo)
+cli.add_command(prm_group)
 
 
 def main() -> None:

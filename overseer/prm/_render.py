@@ -80,7 +80,7 @@ class Renderer:
         self._start = () if start is None else (int(start),)
 
     def _encode(self, text: str) -> list[int]:
-        ids: list[int] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        ids: list[int] = self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
         return ids
 
     def _fit(self, ids: list[int], budget: int, what: str) -> tuple[tuple[int, ...], str | None]:
