@@ -91,6 +91,8 @@ class _State:
     cache: Any = None
     head: int = 0
     ends: list[tuple[str, int]] = field(default_factory=list)
+    start: int = 0
+    """The history index of the first step in the cache (past it when the window has slid)."""
 
 
 class PrmScorer(BaseScorer):
@@ -177,46 +179,67 @@ class PrmScorer(BaseScorer):
         state = self._states.get(request.trajectory_id)
         if state is None or state.task != request.task:
             state = _State(task=request.task)
-        matched = 0
+        history = request.history
+        matched = 0  # cached steps that match the history, from the cache's first step on
         while (
             matched < len(state.ends)
-            and matched < len(request.history)
-            and state.ends[matched][0] == request.history[matched].id
+            and state.start + matched < len(history)
+            and state.ends[matched][0] == history[state.start + matched].id
         ):
             matched += 1
-        if matched < len(request.history):
+        if state.cache is not None and ((matched == 0 and state.start > 0) or state.start > len(history)):
+            state = _State(task=request.task)  # the cache holds a different window: start again
+            matched = 0
+        if state.start + matched < len(history) and state.cache is not None:
             self.stats["recomputed"] += 1
-        keep = state.ends[matched - 1][1] if matched else state.head
         head = self.renderer.head(request.task)
-        ids: list[int] = []
-        if state.cache is None:
-            ids.extend(head.ids)
-            keep = 0
-        new_steps = [*request.history[matched:], request.step]
+        new_steps = [*history[state.start + matched :], request.step]
         segments = [self._segment(request.trajectory_id, s) for s in new_steps]
+        keep = state.ends[matched - 1][1] if matched else state.head
+        fresh = state.cache is None
+        length = (len(head.ids) if fresh else keep) + sum(len(seg.ids) for seg in segments)
+        cuts = [c for c in (head.cut, segments[-1].cut) if c]
+        if length > self.model.max_length:
+            # the window is full: rebuild the cache once from the task and the latest steps (half a window)
+            state, new_steps, segments = self._slide(request, head.ids)
+            fresh, keep = True, 0
+        ids: list[int] = list(head.ids) if fresh else []
+        base = 0 if fresh else keep
         ends: list[tuple[str, int]] = []
         positions: list[int] = []
         for step, segment in zip(new_steps, segments, strict=True):
             ids.extend(segment.ids)
             positions.append(len(ids) - 1)
-            ends.append((step.id, keep + len(ids)))
-        if keep + len(ids) > self.model.max_length:  # past the model's window: score this one on a window
-            self._states.pop(request.trajectory_id, None)
-            self.stats["windowed"] += 1
-            return self._windowed([request])[0]
-        cache = state.cache if state.cache is not None else self.model.new_cache()
-        if state.cache is not None and cache.get_seq_length() > keep:
+            ends.append((step.id, base + len(ids)))
+        cache = self.model.new_cache() if fresh else state.cache
+        if not fresh and cache.get_seq_length() > keep:
             cache.crop(keep - cache.get_seq_length())  # drop steps that are not in this history
         probs, cache = self.model.score_continuation(ids, positions, cache)
         self.stats["tokens"] += len(ids)
         self.stats["steps"] += 1
-        if state.cache is None:
+        if fresh:
             state.head = len(head.ids)
         state.cache = cache
-        state.ends = state.ends[:matched] + ends
+        state.ends = (state.ends[:matched] if not fresh else []) + ends
         self._states[request.trajectory_id] = state
-        cuts = [c for c in (head.cut, segments[-1].cut) if c]
+        if state.start:
+            cuts.append(f"history cut: the first {state.start} step(s) left out")
         return self._scores(probs[-1], cuts)
+
+    def _slide(self, request: ScoreRequest, head: Sequence[int]) -> tuple[_State, list[Any], list[Segment]]:
+        """A new state whose window starts at the latest history steps that fill half the model's window."""
+        step = self._segment(request.trajectory_id, request.step)
+        room = max(0, self.model.max_length // 2 - len(head) - len(step.ids))
+        start = len(request.history)
+        while start > 0:
+            size = len(self._segment(request.trajectory_id, request.history[start - 1]).ids)
+            if size > room:
+                break
+            room -= size
+            start -= 1
+        self.stats["slides"] += 1
+        steps = [*request.history[start:], request.step]
+        return _State(task=request.task, start=start), steps, [self._segment(request.trajectory_id, s) for s in steps]
 
     def _window(self, request: ScoreRequest) -> tuple[list[int], list[str]]:
         head = self.renderer.head(request.task)

@@ -205,3 +205,19 @@ def test_a_policy_names_the_prm(causal_dir: Path) -> None:
         verdict = handle.judge(ToolCall(tool="x", args={}))
     assert set(verdict.scores) >= {"prm", "rules.destructive"}
     assert verdict.scorer.startswith(f"prm@{causal_dir.name}@")
+
+
+def test_a_full_window_slides_instead_of_re_encoding_every_step(causal_dir: Path) -> None:
+    import dataclasses
+
+    model = dataclasses.replace(load_step_model(str(causal_dir)), max_length=160)
+    task, steps = trajectory(20)  # far longer than 160 tokens
+    incremental, windowed = PrmScorer(model), PrmScorer(model, incremental=False)
+    scores = run(incremental, task, steps)
+    run(windowed, task, steps)
+    assert all(0 <= s <= 1 for s in scores)
+    assert incremental.stats["slides"] >= 2
+    assert incremental.stats["tokens"] * 3 < windowed.stats["tokens"]
+    request = ScoreRequest(trajectory_id="t", task=task, history=tuple(steps[:-1]), step=steps[-1])
+    (last,) = asyncio.run(incremental.score([request]))
+    assert "history cut" in (last["prm"].explanation or "")
