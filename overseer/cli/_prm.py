@@ -102,3 +102,46 @@ def train_command(
 
         metrics = train(config, items, progress=progress, describe_data=described)
     click.echo(json.dumps(metrics, indent=2))
+
+
+@prm_group.command("eval")
+@click.argument("model")
+@click.argument("data_files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--holdout-models", default="", help="Evaluate only these agent models (comma-separated).")
+@click.option("--threshold", type=float, default=0.5, show_default=True, help="Flag a step when P(good) is below this.")
+@click.option("--limit", type=int, help="Evaluate at most this many trajectories.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a PNG of one trajectory's scores.")
+@click.option("--trajectory", "trajectory_id", help="The trajectory to plot (default: the first with a bad step).")
+@handle_errors
+def eval_command(
+    model: str,
+    data_files: tuple[Path, ...],
+    holdout_models: str,
+    threshold: float,
+    limit: int | None,
+    plot: Path | None,
+    trajectory_id: str | None,
+) -> None:
+    """Evaluate MODEL on step-labelled DATA_FILES: AUROC, precision/recall, ProcessBench F1, best-of-N (JSON)."""
+    from overseer.prm import load_step_model
+    from overseer.prm.datasets import read_labelled
+    from overseer.prm.evaluate import evaluate_items, plot_scores
+
+    wanted = {m for m in holdout_models.split(",") if m}
+    items = [
+        i
+        for p in data_files
+        for i in read_labelled(p)
+        if not wanted or i.trajectory.metadata.get("agent_model") in wanted
+    ]
+    items = items[:limit] if limit else items
+    step_model = load_step_model(model)
+    result = evaluate_items(step_model, items, threshold)
+    if plot is not None:
+        chosen = next(
+            (i for i in items if (i.trajectory.id == trajectory_id if trajectory_id else 0.0 in i.labels.values())),
+            items[0] if items else None,
+        )
+        if chosen is not None:
+            result["plot"] = str(plot_scores(step_model, chosen, plot, threshold))
+    click.echo(json.dumps(result, indent=2))

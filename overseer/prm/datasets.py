@@ -157,9 +157,10 @@ def read_asb(path: str | Path) -> Iterator[LabelledTrajectory]:
             metadata = {
                 "dataset": "asb",
                 "agent_model": row.get("agent_model"),
-                "case": row.get("agent_name"),
+                "case": f"{row.get('agent_name')}: {task}",
                 "setting": row.get("setting"),
                 "attack_successful": row.get("attack_successful") == "1",
+                "outcome": 0 if row.get("attack_successful") == "1" else 1,
             }
             yield LabelledTrajectory(Trajectory(id=row["id"], task=task, metadata=metadata, steps=tuple(steps)), labels)
 
@@ -246,6 +247,7 @@ def read_agentprocessbench(path: str | Path) -> Iterator[LabelledTrajectory]:
                 "dataset": "agentprocessbench",
                 "agent_model": row.get("data_source") or "unknown",
                 "case": str(row.get("query_index", number)),
+                "outcome": 1 if row.get("final_label") == 1 else 0,
             }
             yield LabelledTrajectory(
                 Trajectory(
@@ -294,7 +296,13 @@ def read_toolemu(path: str | Path) -> Iterator[LabelledTrajectory]:
                 steps.append(Observation(tool=tool, call_id=f"s{i}", content=str(raw.get("observation") or "")))
             if row.get("final_answer"):
                 steps.append(FinalAnswer(content=str(row["final_answer"]).lstrip(": ")))
-            metadata = {"dataset": "toolemu", "agent_model": row.get("agent_model"), "case": row.get("case_name")}
+            metadata: dict[str, Any] = {
+                "dataset": "toolemu",
+                "agent_model": row.get("agent_model"),
+                "case": row.get("case_name"),
+            }
+            if safe or risky:
+                metadata["outcome"] = 1 if safe else 0
             yield LabelledTrajectory(
                 Trajectory(id=row["id"], task=row["user_instruction"], metadata=metadata, steps=tuple(steps)), labels
             )

@@ -1,0 +1,158 @@
+"""Evaluating a step scorer on step-labelled trajectories (``overseer prm eval``).
+
+Reports, on the labelled steps (hard labels only for the classification figures):
+
+- **step AUROC**: how well ``1 - P(good)`` ranks bad steps above good ones;
+- **precision / recall at the threshold**: a step is flagged when P(good) < threshold (use the policy's);
+- **ProcessBench F1**: the harmonic mean of the accuracy at finding the *first* bad step in flawed trajectories
+  (the first flagged labelled step must be the first bad one) and the accuracy at accepting clean ones (no
+  labelled step flagged);
+- **best-of-N selection**: for groups of trajectories on the same case with a known outcome (``metadata.outcome``,
+  1 good, 0 bad), how often the trajectory chosen by each aggregation of its step scores (min, product, last,
+  mean) is a good one, counting only groups that hold both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from overseer.exceptions import MissingDependencyError
+from overseer.prm._model import StepModel
+from overseer.prm._render import Renderer
+from overseer.prm.datasets import LabelledTrajectory
+from overseer.prm.train import Example, auroc, build_examples, predict
+
+__all__ = ["AGGREGATIONS", "evaluate_items", "plot_scores", "processbench_f1", "select_best"]
+
+AGGREGATIONS: dict[str, Callable[[list[float]], float]] = {
+    "min": min,
+    "product": lambda xs: math.prod(xs),
+    "last": lambda xs: xs[-1],
+    "mean": lambda xs: sum(xs) / len(xs),
+}
+
+
+def _score_items(model: StepModel, items: Sequence[LabelledTrajectory], all_steps: bool) -> list[dict[int, float]]:
+    """P(good) per step index (labelled steps, or all steps), one dict per item."""
+    renderer = Renderer(model.tokenizer, model.render)
+    out: list[dict[int, float]] = []
+    for item in items:
+        indices = range(len(item.trajectory.steps)) if all_steps else sorted(item.labels)
+        probe = LabelledTrajectory(item.trajectory, {i: 1.0 for i in indices})
+        examples: list[Example] = build_examples([probe], renderer, model.max_length)
+        probs = predict(model.model, examples) if examples else []
+        flat = [p for row in probs for p in row]
+        out.append(dict(zip(indices, flat, strict=False)))
+    return out
+
+
+def processbench_f1(
+    scores: Sequence[dict[int, float]], items: Sequence[LabelledTrajectory], threshold: float
+) -> dict[str, Any]:
+    """ProcessBench's F1 over trajectories with hard labels (see the module docstring)."""
+    flawed_hits = flawed = clean_hits = clean = 0
+    for item, row in zip(items, scores, strict=True):
+        hard = {i: v for i, v in item.labels.items() if v in (0.0, 1.0) and i in row}
+        if not hard:
+            continue
+        first_bad = min((i for i, v in hard.items() if v == 0.0), default=None)
+        first_flag = min((i for i in hard if row[i] < threshold), default=None)
+        if first_bad is None:
+            clean += 1
+            clean_hits += first_flag is None
+        else:
+            flawed += 1
+            flawed_hits += first_flag == first_bad
+    acc_flawed = flawed_hits / flawed if flawed else None
+    acc_clean = clean_hits / clean if clean else None
+    f1 = (
+        2 * acc_flawed * acc_clean / (acc_flawed + acc_clean)
+        if acc_flawed is not None and acc_clean is not None and acc_flawed + acc_clean > 0
+        else None
+    )
+    return {"flawed": flawed, "clean": clean, "accuracy_flawed": acc_flawed, "accuracy_clean": acc_clean, "f1": f1}
+
+
+def select_best(scores: Sequence[dict[int, float]], items: Sequence[LabelledTrajectory]) -> dict[str, Any]:
+    """Best-of-N selection accuracy per aggregation, over cases with both good and bad outcomes."""
+    groups: dict[str, list[tuple[list[float], int]]] = defaultdict(list)
+    for item, row in zip(items, scores, strict=True):
+        outcome = item.trajectory.metadata.get("outcome")
+        case = item.trajectory.metadata.get("case")
+        if outcome is None or case is None or not row:
+            continue
+        groups[str(case)].append(([row[i] for i in sorted(row)], int(outcome)))
+    usable = [g for g in groups.values() if len({o for _, o in g}) == 2]
+    result: dict[str, Any] = {"groups": len(usable)}
+    for name, aggregate in AGGREGATIONS.items():
+        hits = sum(max(g, key=lambda t: aggregate(t[0]))[1] for g in usable)
+        result[name] = hits / len(usable) if usable else None
+    result["random"] = sum(sum(o for _, o in g) / len(g) for g in usable) / len(usable) if usable else None
+    return result
+
+
+def evaluate_items(model: StepModel, items: Sequence[LabelledTrajectory], threshold: float = 0.5) -> dict[str, Any]:
+    """Every figure of the module docstring, on ``items``."""
+    labelled = _score_items(model, items, all_steps=False)
+    scores, targets, kinds = [], [], []
+    for item, row in zip(items, labelled, strict=True):
+        for i, value in item.labels.items():
+            if i in row and value in (0.0, 1.0):
+                scores.append(row[i])
+                targets.append(value)
+                kinds.append(item.trajectory.steps[i].kind)
+    bad = [1 if t == 0.0 else 0 for t in targets]
+    flagged = [s < threshold for s in scores]
+    tp = sum(1 for f, b in zip(flagged, bad, strict=True) if f and b)
+    by_kind = {}
+    for kind in sorted(set(kinds)):
+        idx = [i for i, k in enumerate(kinds) if k == kind]
+        by_kind[kind] = {
+            "steps": len(idx),
+            "bad": sum(bad[i] for i in idx),
+            "auroc": auroc([1 - scores[i] for i in idx], [bad[i] for i in idx]),
+        }
+    return {
+        "trajectories": len(items),
+        "steps": len(scores),
+        "bad_steps": sum(bad),
+        "threshold": threshold,
+        "auroc": auroc([1 - s for s in scores], bad),
+        "precision": tp / max(1, sum(flagged)),
+        "recall": tp / max(1, sum(bad)),
+        "good_flagged": sum(1 for f, b in zip(flagged, bad, strict=True) if f and not b) / max(1, len(bad) - sum(bad)),
+        "by_kind": by_kind,
+        "processbench": processbench_f1(labelled, items, threshold),
+        "best_of_n": select_best(labelled, items),
+    }
+
+
+def plot_scores(model: StepModel, item: LabelledTrajectory, path: Path, threshold: float = 0.5) -> Path:
+    """A PNG of P(good) for every step of one trajectory, labelled steps marked."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingDependencyError("plots", "report") from None
+    (row,) = _score_items(model, [item], all_steps=True)
+    xs = sorted(row)
+    figure, axes = plt.subplots(figsize=(max(6, len(xs) * 0.35), 3.2))
+    axes.plot(xs, [row[i] for i in xs], marker="o", color="#444")
+    for i, value in item.labels.items():
+        if i in row:
+            axes.scatter([i], [row[i]], s=90, facecolors="none", edgecolors="red" if value < 0.5 else "green")
+    axes.axhline(threshold, color="orange", linestyle="--", linewidth=1)
+    axes.set_xticks(xs, [f"{i}\n{item.trajectory.steps[i].kind[:4]}" for i in xs], fontsize=7)
+    axes.set_ylim(0, 1)
+    axes.set_ylabel("P(good)")
+    axes.set_title(f"{item.trajectory.id}: {item.trajectory.task[:80]}", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
