@@ -57,3 +57,22 @@ def agent(runs: int, model_latency_ms: float, as_json: bool) -> None:
         click.echo(json.dumps(result, indent=2))
     else:
         console.print_json(json.dumps(result))
+
+
+@bench_group.command("prm")
+@click.option(
+    "--model", default="default", show_default=True, help="default, a model directory, or an id in the cache."
+)
+@click.option("--steps", type=click.IntRange(5), default=50, show_default=True, help="Steps per trajectory.")
+@click.option("--trajectories", type=click.IntRange(1), default=16, show_default=True, help="Concurrent trajectories.")
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
+@handle_errors
+def prm(model: str, steps: int, trajectories: int, as_json: bool) -> None:
+    """The PRM: per-step latency p50/p99 at batch 1, steps/s batched, incremental against re-encoding."""
+    from overseer.prm.bench import bench_prm
+
+    result = bench_prm(model=model, steps=steps, trajectories=trajectories)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        console.print_json(json.dumps(result))

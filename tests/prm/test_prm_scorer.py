@@ -221,3 +221,24 @@ def test_a_full_window_slides_instead_of_re_encoding_every_step(causal_dir: Path
     request = ScoreRequest(trajectory_id="t", task=task, history=tuple(steps[:-1]), step=steps[-1])
     (last,) = asyncio.run(incremental.score([request]))
     assert "history cut" in (last["prm"].explanation or "")
+
+
+def test_bench_prm_reports_latency_throughput_and_the_incremental_saving(causal_dir: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from overseer.cli import cli
+
+    result = CliRunner().invoke(
+        cli,
+        ["bench", "prm", "--model", str(causal_dir), "--steps", "12", "--trajectories", "3", "--json"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output[result.output.index("{") :])
+    latency = report["batch_1_incremental"]
+    assert 0 < latency["p50_ms"] <= latency["p99_ms"]
+    trajectory = report["trajectory_12_steps"]
+    assert trajectory["tokens_fed_incremental"] < trajectory["tokens_fed_reencode"]
+    assert report["causal"] is True and report["mean_batch_size_reencode"] > 1

@@ -1,0 +1,137 @@
+"""``overseer bench prm``: the step scorer's latency, throughput, and the saving of incremental scoring."""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from overseer.prm._model import _torch, default_model_path, load_step_model, minilm_path, write_overseer_config
+from overseer.prm._scorer import PrmScorer
+from overseer.scorers._base import ScoreRequest
+from overseer.steps import FinalAnswer, Observation, Plan, Step, ToolCall
+
+__all__ = ["bench_prm", "synthetic_trajectory"]
+
+
+def synthetic_trajectory(steps: int) -> tuple[str, list[Step]]:
+    """A plausible agent trajectory of ``steps`` steps (plans, calls, observations of everyday lengths)."""
+    out: list[Step] = []
+    i = 0
+    while len(out) < steps - 1:
+        out.append(Plan(content=f"I need the status of order A{i:04d} before I can answer the customer."))
+        out.append(
+            ToolCall(
+                tool="get_order", args={"order_id": f"A{i:04d}", "fields": ["status", "eta", "items"]}, call_id=f"c{i}"
+            )
+        )
+        out.append(
+            Observation(
+                tool="get_order",
+                call_id=f"c{i}",
+                content=(
+                    f'{{"order_id": "A{i:04d}", "status": "shipped", "eta": "2026-12-0{i % 9 + 1}", '
+                    f'"items": [{{"sku": "SKU-{i}", "qty": 2}}], "carrier": "DHL", "notes": "left the warehouse"}}'
+                ),
+            )
+        )
+        i += 1
+    return "Tell the customer where each of their orders is.", [*out[: steps - 1], FinalAnswer(content="All shipped.")]
+
+
+def _base_for_timing(directory: Path) -> str:
+    """The default model's architecture with an untrained head, when the default model is not built yet."""
+    import transformers
+
+    base = minilm_path()
+    assert base is not None
+    config = transformers.AutoConfig.from_pretrained(base, local_files_only=True)
+    config.is_decoder, config.num_labels = True, 1
+    model = transformers.AutoModelForTokenClassification.from_pretrained(base, config=config, local_files_only=True)
+    model.save_pretrained(directory)
+    transformers.BertTokenizer.from_pretrained(base, local_files_only=True).save_pretrained(directory)
+    write_overseer_config(directory, format="token-classification", step_tag="[SEP]", heads=["prm"])
+    return str(directory)
+
+
+async def _one(scorer: PrmScorer, task: str, steps: list[Step], trajectory_id: str) -> list[float]:
+    latencies = []
+    for i, step in enumerate(steps):
+        start = time.perf_counter()
+        await scorer.score([ScoreRequest(trajectory_id=trajectory_id, task=task, history=tuple(steps[:i]), step=step)])
+        latencies.append((time.perf_counter() - start) * 1000)
+    await scorer.end_trajectory(trajectory_id)
+    return latencies
+
+
+def _pct(samples: list[float]) -> dict[str, float]:
+    q = statistics.quantiles(sorted(samples), n=100, method="inclusive")
+    return {"p50_ms": round(q[49], 2), "p99_ms": round(q[98], 2), "mean_ms": round(statistics.fmean(samples), 2)}
+
+
+def bench_prm(model: str = "default", steps: int = 50, trajectories: int = 16) -> dict[str, Any]:
+    """Measure the PRM scorer on this machine (all figures from one run)."""
+    torch = _torch()
+    note = None
+    with tempfile.TemporaryDirectory() as tmp:
+        if model == "default" and not (default_model_path() / "config.json").is_file():
+            model, note = (
+                _base_for_timing(Path(tmp) / "base"),
+                "default model not built: its architecture, untrained head",
+            )
+        step_model = load_step_model(model)
+        task, trajectory = synthetic_trajectory(steps)
+        tokens = sum(len(step_model.tokenizer(s.text(), add_special_tokens=False)["input_ids"]) for s in trajectory)
+
+        async def run() -> dict[str, Any]:
+            single = PrmScorer(step_model, batch_size=1, max_wait_ms=0)
+            await _one(single, task, trajectory, "warm-up")
+            started = time.perf_counter()
+            latency = await _one(single, task, trajectory, "inc")
+            incremental_s = time.perf_counter() - started
+            reencode = PrmScorer(step_model, batch_size=1, max_wait_ms=0, incremental=False)
+            started = time.perf_counter()
+            await _one(reencode, task, trajectory, "full")
+            reencode_s = time.perf_counter() - started
+            batched = PrmScorer(step_model, batch_size=trajectories, max_wait_ms=5)
+            started = time.perf_counter()
+            await asyncio.gather(*(_one(batched, task, trajectory, f"b{i}") for i in range(trajectories)))
+            batched_s = time.perf_counter() - started
+            windowed = PrmScorer(step_model, batch_size=trajectories, max_wait_ms=5, incremental=False)
+            started = time.perf_counter()
+            await asyncio.gather(*(_one(windowed, task, trajectory, f"w{i}") for i in range(trajectories)))
+            windowed_s = time.perf_counter() - started
+            return {
+                "batch_1_incremental": _pct(latency),
+                "steps_per_s_batch_1": round(steps / incremental_s, 1),
+                f"steps_per_s_{trajectories}_trajectories_incremental": round(trajectories * steps / batched_s, 1),
+                f"steps_per_s_{trajectories}_trajectories_batched_reencode": round(
+                    trajectories * steps / windowed_s, 1
+                ),
+                "mean_batch_size_reencode": round(statistics.fmean(windowed.batches), 2),
+                f"trajectory_{steps}_steps": {
+                    "incremental_s": round(incremental_s, 3),
+                    "reencode_s": round(reencode_s, 3),
+                    "reencode_over_incremental": round(reencode_s / incremental_s, 2),
+                    "tokens_fed_incremental": single.stats["tokens"],
+                    "tokens_fed_reencode": reencode.stats["tokens"],
+                    "window_slides": single.stats["slides"],
+                },
+            }
+
+        result = asyncio.run(run())
+    return {
+        "benchmark": "prm",
+        "model": note or step_model.model_id,
+        "device": step_model.device,
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "max_length": step_model.max_length,
+        "causal": step_model.causal,
+        "trajectory_tokens": tokens,
+        **result,
+    }
