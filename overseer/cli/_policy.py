@@ -50,9 +50,7 @@ def _produced(policy: Policy) -> set[str] | None:
         if spec.type == "rules":
             names.update(f"rules.{c}" for c in spec.checks)
             names.update(f"rules.{p.name}" for p in spec.patterns)
-        elif spec.type == "prm":
-            names.add("prm")
-        elif spec.type == "constant":
+        elif spec.type in ("prm", "remote-prm", "constant"):
             names.add(key)
         else:
             return None

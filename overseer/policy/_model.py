@@ -229,6 +229,29 @@ class PrmScorerSpec(BaseModel):
     """Fetch a Hugging Face id that is not in the local cache (never in tests)."""
 
 
+class RemotePrmScorerSpec(BaseModel):
+    """A PRM served by vLLM, through its pooling API (needs the ``remote`` extra)."""
+
+    model_config = _STRICT
+
+    type: Literal["remote-prm"]
+    """Always ``remote-prm``."""
+    url: str = Field(pattern=r"^https?://")
+    """The server's base URL (``/pooling`` is added)."""
+    model: str
+    """The served model's name."""
+    step_tag: str = "<extra_0>"
+    """The text after every step where the server pools."""
+    good_index: int = Field(default=1, ge=0)
+    """Which of a pooled pair means "good"."""
+    timeout_s: float = Field(default=10.0, gt=0)
+    """Per-request timeout."""
+    retries: int = Field(default=2, ge=0)
+    """Retries on connection errors, timeouts and 5xx answers."""
+    api_key_env: str | None = None
+    """An environment variable holding a bearer token."""
+
+
 class ConstantScorerSpec(BaseModel):
     """A scorer that gives every step the same score (for tests and benchmarks)."""
 
@@ -254,7 +277,8 @@ class PythonScorerSpec(BaseModel):
 
 
 ScorerSpec: TypeAlias = Annotated[
-    RulesScorerSpec | PrmScorerSpec | ConstantScorerSpec | PythonScorerSpec, Field(discriminator="type")
+    RulesScorerSpec | PrmScorerSpec | RemotePrmScorerSpec | ConstantScorerSpec | PythonScorerSpec,
+    Field(discriminator="type"),
 ]
 
 

@@ -34,6 +34,10 @@ def build_scorer(name: str, spec: Any) -> StepScorer:
         if not isinstance(built, StepScorer):
             raise ConfigError(f"scorer {name!r}: {spec.factory} returned {type(built).__name__}, not a StepScorer")
         return built
+    if kind == "remote-prm":
+        from overseer.prm.remote import from_spec
+
+        return from_spec(name, spec)
     if kind == "prm":
         try:
             prm = importlib.import_module("overseer.prm")
