@@ -145,3 +145,63 @@ def eval_command(
         if chosen is not None:
             result["plot"] = str(plot_scores(step_model, chosen, plot, threshold))
     click.echo(json.dumps(result, indent=2))
+
+
+def _import(target: str) -> object:
+    import importlib
+
+    from overseer.exceptions import ConfigError
+
+    module_name, _, attr = target.partition(":")
+    try:
+        value: object = importlib.import_module(module_name)
+        for part in attr.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError, ValueError) as err:
+        raise ConfigError(f"cannot import {target!r} (expected package.module:function): {err}") from None
+    return value
+
+
+@prm_group.command("label")
+@click.argument("trajectories", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--rollout", required=True, help="package.module:function(task, steps, rng) -> bool, continuing a prefix."
+)
+@click.option("--n", "rollouts", type=click.IntRange(1), default=8, show_default=True, help="Rollouts per step.")
+@click.option("--estimate", type=click.Choice(["soft", "hard"]), default="soft", show_default=True)
+@click.option("--judge", help="package.module:function(task, steps, index) -> P(good), for consensus filtering.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--seed", type=int, default=0, show_default=True)
+@handle_errors
+def label(
+    trajectories: Path, rollout: str, rollouts: int, estimate: str, judge: str | None, out: Path, seed: int
+) -> None:
+    """Label every agent step of TRAJECTORIES by Monte Carlo rollouts (Math-Shepherd)."""
+    from overseer.prm.datasets import write_labelled
+    from overseer.prm.label import mc_labels
+    from overseer.readers import read_trajectories
+
+    rollout_fn = _import(rollout)
+    judge_fn = _import(judge) if judge else None
+    items = (
+        mc_labels(t, rollout_fn, n=rollouts, estimate=estimate, judge=judge_fn, seed=seed)  # type: ignore[arg-type]
+        for t in read_trajectories(trajectories)
+    )
+    console.print(f"{write_labelled(items, out)} trajectories labelled -> {out}")
+
+
+@prm_group.command("reviews")
+@click.option(
+    "--store", "store_url", help="Audit store URL [default: $OVERSEER_STORE or sqlite:///.overseer/audit.db]."
+)
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@handle_errors
+def reviews(store_url: str | None, out: Path) -> None:
+    """Export reviewers' judgements from the audit store as step-labelled training data."""
+    from overseer.prm.datasets import write_labelled
+    from overseer.prm.label import review_labels
+    from overseer.store import AuditStore, default_store_url
+
+    with AuditStore(store_url or default_store_url()) as store:
+        n = write_labelled(review_labels(store), out)
+    console.print(f"{n} reviewed trajectories -> {out}")
