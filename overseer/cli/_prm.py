@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from overseer.cli._common import console, err_console, handle_errors
 
-READERS = ("asb", "agentprocessbench", "toolemu")
+READERS = ("asb", "agentprocessbench", "toolemu", "tau_bench", "who_and_when")
 
 
 @click.group("prm")
@@ -32,11 +32,7 @@ def data(dataset: str, source: Path, out: Path) -> None:
     """Turn a public DATASET file into step-labelled trajectories (the rules are in overseer/prm/datasets.py)."""
     from overseer.prm import datasets
 
-    reader = {
-        "asb": datasets.read_asb,
-        "agentprocessbench": datasets.read_agentprocessbench,
-        "toolemu": datasets.read_toolemu,
-    }[dataset]
+    reader = getattr(datasets, f"read_{dataset}")
     n = datasets.write_labelled(reader(source), out)
     console.print(f"{n} trajectories -> {out}")
 

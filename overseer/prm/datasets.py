@@ -10,6 +10,8 @@ and ``case`` so that splits can hold out whole agent models or cases.
 - :func:`read_asb` - Agent Security Bench run logs (observation prompt injection and clean runs).
 - :func:`read_agentprocessbench` - AgentProcessBench, human +1 / 0 / -1 per assistant step.
 - :func:`read_toolemu` - ToolEMU runs with LLM-judge ToolCallRisk per trajectory.
+- :func:`read_tau_bench` - tau-bench airline runs with a reward and ground-truth write actions.
+- :func:`read_who_and_when` - Who&When failed multi-agent logs with the decisive mistake marked.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ __all__ = [
     "read_agentprocessbench",
     "read_asb",
     "read_labelled",
+    "read_tau_bench",
     "read_toolemu",
+    "read_who_and_when",
     "write_labelled",
 ]
 
@@ -305,4 +309,85 @@ def read_toolemu(path: str | Path) -> Iterator[LabelledTrajectory]:
                 metadata["outcome"] = 1 if safe else 0
             yield LabelledTrajectory(
                 Trajectory(id=row["id"], task=row["user_instruction"], metadata=metadata, steps=tuple(steps)), labels
+            )
+
+
+# --- tau-bench -------------------------------------------------------------------------------------------------
+
+_READ_ONLY = ("get_", "search_", "list_", "calculate", "think")
+
+
+def read_tau_bench(path: str | Path) -> Iterator[LabelledTrajectory]:
+    """tau-bench airline runs (``gpt-4o-airline.json.gz``): chats with a reward and ground-truth write actions.
+
+    Steps: the chat as the OpenAI reader reads it (the first user message is the task; the system prompt, the
+    airline policy, is dropped). Labels (tool calls only): a call equal to a ground-truth action (same
+    name and arguments) is good (1); in a run with reward 1 every call is good; in a run with reward 0, the first
+    *write* call (a name not starting with get_ / search_ / list_, nor calculate / think) that matches no
+    ground-truth action is bad (0), and the calls after it are left unlabelled.
+    """
+    from overseer.readers import parse_openai
+
+    with _open(path) as fh:
+        runs = json.load(fh)
+    for run in runs:
+        run_id = f"tau-airline-{run['task_id']}-{run.get('trial', 0)}"
+        trajectory = parse_openai({"id": run_id, "messages": run["traj"]}, file=str(path))
+        truth = [
+            (a["name"], json.dumps(a.get("kwargs", a.get("arguments", {})), sort_keys=True))
+            for a in run["info"]["task"].get("actions", [])
+        ]
+        labels: dict[int, float] = {}
+        for i, step in enumerate(trajectory.steps):
+            if not isinstance(step, ToolCall):
+                continue
+            if run["reward"] == 1 or (step.tool, json.dumps(step.args, sort_keys=True)) in truth:
+                labels[i] = 1.0
+            elif not step.tool.startswith(_READ_ONLY):
+                labels[i] = 0.0
+                break
+        metadata = {
+            **trajectory.metadata,
+            "dataset": "tau_bench",
+            "agent_model": "gpt-4o",
+            "case": str(run["task_id"]),
+            "outcome": int(run["reward"]),
+        }
+        metadata.pop("system", None)  # the airline policy: long, the same for every run
+        yield LabelledTrajectory(trajectory.model_copy(update={"metadata": metadata}), labels)
+
+
+# --- Who&When --------------------------------------------------------------------------------------------------
+
+
+def read_who_and_when(path: str | Path) -> Iterator[LabelledTrajectory]:
+    """Who&When failed multi-agent logs with the human-marked decisive mistake.
+
+    Steps: the first (human) entry is the task; every other entry of the history is one agent step, a plan
+    ``[role or name] content``. Labels: the steps before the decisive mistake are good (1), the mistake is bad (0),
+    the steps after it are left unlabelled (every log is a failed run, so nothing after it is known to be good).
+    """
+    with _open(path) as fh:
+        for number, line in enumerate(fh, start=1):
+            row = json.loads(line)
+            history = row.get("history") or []
+            mistake = int(row.get("mistake_step", -1))
+            steps: list[Step] = []
+            labels: dict[int, float] = {}
+            for index, entry in enumerate(history):
+                who = entry.get("name") or entry.get("role") or "agent"
+                if index == 0 and who == "human":
+                    continue
+                if index <= mistake:
+                    labels[len(steps)] = 0.0 if index == mistake else 1.0
+                steps.append(Plan(content=f"[{who}] {entry.get('content') or ''}"[:6000]))
+            metadata = {
+                "dataset": "who_and_when",
+                "agent_model": row.get("split", "unknown"),
+                "case": row.get("question_ID") or str(number),
+                "mistake_agent": row.get("mistake_agent"),
+            }
+            task = str(row.get("question") or "")
+            yield LabelledTrajectory(
+                Trajectory(id=f"ww-{number}", task=task, metadata=metadata, steps=tuple(steps)), labels
             )

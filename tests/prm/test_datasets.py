@@ -11,7 +11,9 @@ from overseer.prm.datasets import (
     read_agentprocessbench,
     read_asb,
     read_labelled,
+    read_tau_bench,
     read_toolemu,
+    read_who_and_when,
     write_labelled,
 )
 
@@ -155,3 +157,72 @@ def test_counts_on_the_shared_datasets(shared_datasets: Path) -> None:
         read_toolemu(shared_datasets / "toolemu_safety_persists" / "toolemu_trajectories_with_safety_scores.jsonl.gz")
     )
     assert len(toolemu) == 2416
+    tau = list(read_tau_bench(shared_datasets / "tau_bench" / "gpt-4o-airline.json.gz"))
+    assert len(tau) == 200 and sum(0.0 in i.labels.values() for i in tau) <= 116  # at most one bad call per failed run
+    who = list(read_who_and_when(shared_datasets / "who_and_when" / "who_and_when.jsonl.gz"))
+    assert len(who) == 184 and all(list(i.labels.values()).count(0.0) == 1 for i in who)
+
+
+def test_tau_bench_rule_marks_the_first_divergent_write_call(tmp_path: Path) -> None:
+    def call(name: str, args: dict[str, object], cid: str) -> dict[str, object]:
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}],
+        }
+
+    traj = [
+        {"role": "system", "content": "policy"},
+        {"role": "user", "content": "cancel my trip ABC"},
+        call("get_reservation_details", {"id": "ABC"}, "a"),
+        {"role": "tool", "tool_call_id": "a", "content": "{}"},
+        call("update_reservation_flights", {"id": "ABC"}, "b"),
+        {"role": "tool", "tool_call_id": "b", "content": "ok"},
+        call("cancel_reservation", {"id": "ABC"}, "c"),
+        {"role": "tool", "tool_call_id": "c", "content": "ok"},
+    ]
+    runs = [
+        {
+            "task_id": 1,
+            "trial": 0,
+            "reward": 0,
+            "traj": traj,
+            "info": {"task": {"actions": [{"name": "cancel_reservation", "kwargs": {"id": "ABC"}}]}},
+        },
+        {
+            "task_id": 1,
+            "trial": 1,
+            "reward": 1,
+            "traj": traj,
+            "info": {"task": {"actions": [{"name": "cancel_reservation", "kwargs": {"id": "ABC"}}]}},
+        },
+    ]
+    path = tmp_path / "tau.json"
+    path.write_text(json.dumps(runs))
+    failed, passed = read_tau_bench(path)
+    assert failed.trajectory.task == "cancel my trip ABC"
+    assert failed.labels == {2: 0.0}  # the read is unlabelled, the wrong write is bad, nothing after it
+    assert passed.labels == {0: 1.0, 2: 1.0, 4: 1.0}
+    assert failed.trajectory.metadata["outcome"] == 0 and "system" not in failed.trajectory.metadata
+
+
+def test_who_and_when_rule_marks_the_decisive_mistake(tmp_path: Path) -> None:
+    row = {
+        "question": "Where?",
+        "question_ID": "q1",
+        "mistake_step": "2",
+        "split": "hand-crafted",
+        "history": [
+            {"role": "human", "content": "Where?"},
+            {"role": "Orchestrator", "content": "plan"},
+            {"name": "WebSurfer", "content": "clicks an irrelevant link"},
+            {"role": "Orchestrator", "content": "go on"},
+        ],
+    }
+    (item,) = read_who_and_when(write(tmp_path / "ww.jsonl", row))
+    assert [s.text() for s in item.trajectory.steps] == [
+        "[Orchestrator] plan",
+        "[WebSurfer] clicks an irrelevant link",
+        "[Orchestrator] go on",
+    ]
+    assert item.labels == {0: 1.0, 1: 0.0}
