@@ -17,8 +17,8 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import LLMResult
 
 from overseer import Observation, Overseer, Policy, TrajectoryHandle
-from overseer.store import default_store_url
 from overseer_langgraph._convert import observation_step, task_of, text_of, turn_steps
+from overseer_langgraph._gate import as_overseer
 from overseer_langgraph._ids import next_trajectory_id
 
 log = logging.getLogger("overseer.langgraph")
@@ -36,9 +36,7 @@ class OverseerCallbackHandler(BaseCallbackHandler):
         store: str | None = None,
         agent_name: str | None = None,
     ) -> None:
-        self.overseer = (
-            overseer if isinstance(overseer, Overseer) else Overseer(overseer, store=store or default_store_url())
-        )
+        self.overseer = as_overseer(overseer, store)
         self.agent_name = agent_name
         self._lock = threading.Lock()
         self._roots: dict[UUID, UUID] = {}

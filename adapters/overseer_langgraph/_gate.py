@@ -15,18 +15,27 @@ import threading
 import uuid
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import interrupt
 
-from overseer import Overseer, Step, ToolCall, TrajectoryHandle, Verdict
+from overseer import Overseer, Policy, Step, ToolCall, TrajectoryHandle, Verdict
+from overseer.store import default_store_url
 from overseer_langgraph._convert import observation_step, step_id, turn_steps
 
 STATE_KEY = "overseer_trajectory_id"
 """The agent-state key that carries a run's trajectory id."""
 
 _PASSING = frozenset({"allow", "flag"})
+
+
+def as_overseer(overseer: Overseer | Policy | str | Path, store: str | None) -> Overseer:
+    """The Overseer an adapter was given, or one built from a policy (recording to ``store`` or the default)."""
+    if isinstance(overseer, Overseer):
+        return overseer
+    return Overseer(overseer, store=store or default_store_url())
 
 
 # --- effects -------------------------------------------------------------------------------------------------

@@ -13,9 +13,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from overseer import Overseer, Policy, TrajectoryHandle
-from overseer.store import default_store_url
 from overseer_langgraph._convert import task_of
-from overseer_langgraph._gate import STATE_KEY, CallModel, Gate, RunTool, adrive, drive
+from overseer_langgraph._gate import STATE_KEY, CallModel, Gate, RunTool, adrive, as_overseer, drive
 from overseer_langgraph._ids import next_trajectory_id, state_messages, state_trajectory_id, thread_id
 
 
@@ -42,9 +41,7 @@ class GraphOversight:
         store: str | None = None,
         agent_name: str | None = None,
     ) -> None:
-        self.overseer = (
-            overseer if isinstance(overseer, Overseer) else Overseer(overseer, store=store or default_store_url())
-        )
+        self.overseer = as_overseer(overseer, store)
         self.gate = Gate(self.overseer, agent_name)
 
     def _handle(self, state: Any) -> TrajectoryHandle:

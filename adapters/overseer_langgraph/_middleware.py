@@ -13,9 +13,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from overseer import Overseer, Policy, TrajectoryHandle
-from overseer.store import default_store_url
 from overseer_langgraph._convert import task_of
-from overseer_langgraph._gate import STATE_KEY, CallModel, Gate, RunTool, adrive, drive
+from overseer_langgraph._gate import STATE_KEY, CallModel, Gate, RunTool, adrive, as_overseer, drive
 from overseer_langgraph._ids import next_trajectory_id, state_messages, state_trajectory_id, thread_id
 
 
@@ -52,9 +51,7 @@ class OverseerMiddleware(AgentMiddleware[OverseerState, Any, Any]):
         agent_name: str | None = None,
     ) -> None:
         super().__init__()
-        self.overseer = (
-            overseer if isinstance(overseer, Overseer) else Overseer(overseer, store=store or default_store_url())
-        )
+        self.overseer = as_overseer(overseer, store)
         self.gate = Gate(self.overseer, agent_name)
 
     @property

@@ -5,12 +5,12 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from overseer.policy._model import SEVERITY, ArgsFrom, Policy, ResampleSpec, StepMatch, When
-from overseer.scorers._rules import find_targets
+from overseer.scorers._rules import find_targets, json_strings
 from overseer.steps import Action, Message, Observation, Score, Step, ToolCall
 
 __all__ = ["Decision", "PolicyEngine", "TrajectoryContext"]
@@ -131,17 +131,6 @@ def _describe(index: int, step: Step) -> str:
     return f"step {index} ({step.kind}{tool})"
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-
-
 def _arg_values(args: Mapping[str, Any], min_length: int) -> set[str]:
     """The values of a call's arguments worth tracing back to where they first appeared.
 
@@ -149,7 +138,7 @@ def _arg_values(args: Mapping[str, Any], min_length: int) -> set[str]:
     numbers, ids, paths, host names). A summary that quotes a document is not a value planted by it.
     """
     values: set[str] = set()
-    for text in _strings(args):
+    for text in json_strings(args):
         values.update(find_targets(text))
         for token in _TOKEN.findall(text.lower()):
             if len(token) >= min_length and any(c.isdigit() or c in "@/.:_" for c in token):

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from overseer.scorers._base import BaseScorer, ScoreRequest
 from overseer.steps import Message, Observation, Score, Step, StepKind, ToolCall
 
-__all__ = ["RULE_CHECKS", "PatternSpec", "RulesConfig", "RulesScorer", "find_targets"]
+__all__ = ["RULE_CHECKS", "PatternSpec", "RulesConfig", "RulesScorer", "find_targets", "json_strings"]
 
 CheckName = Literal["destructive", "secrets", "untrusted_target", "injection"]
 _ALL_CHECKS: tuple[CheckName, ...] = ("destructive", "secrets", "untrusted_target", "injection")
@@ -195,16 +195,16 @@ def find_targets(text: str) -> set[str]:
     return found
 
 
-def _strings(value: Any) -> Iterator[str]:
+def json_strings(value: Any) -> Iterator[str]:
     """Every string (and number, as text) inside a JSON value."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
         for item in value.values():
-            yield from _strings(item)
+            yield from json_strings(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _strings(item)
+            yield from json_strings(item)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         yield str(value)
 
@@ -257,7 +257,7 @@ class RulesScorer(BaseScorer):
         )
 
     def _untrusted_targets(self, request: ScoreRequest, call: ToolCall) -> Score:
-        wanted = set().union(*(find_targets(s) for s in _strings(call.args)))
+        wanted = set().union(*(find_targets(s) for s in json_strings(call.args)))
         if not wanted:
             return self._score("untrusted_target", None)
         trusted = find_targets(request.task)
@@ -282,7 +282,7 @@ class RulesScorer(BaseScorer):
         step: Step = request.step
         out: dict[str, Score] = {}
         if isinstance(step, ToolCall):
-            texts = [step.tool, *_strings(step.args)]
+            texts = [step.tool, *json_strings(step.args)]
             if "destructive" in self._checks:
                 out["rules.destructive"] = self._score("destructive", _first_match(_DESTRUCTIVE, texts))
             if "secrets" in self._checks:
