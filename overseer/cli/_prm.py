@@ -201,3 +201,18 @@ def reviews(store_url: str | None, out: Path) -> None:
     with AuditStore(store_url or default_store_url()) as store:
         n = write_labelled(review_labels(store), out)
     console.print(f"{n} reviewed trajectories -> {out}")
+
+
+@prm_group.command("synth")
+@click.option(
+    "--n", "scenarios", type=click.IntRange(1), default=1000, show_default=True, help="Scenarios to generate."
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@handle_errors
+def synth(scenarios: int, seed: int, out: Path) -> None:
+    """Generate matched benign / hijacked / resisted / legitimate-use trajectories (overseer/prm/synthetic.py)."""
+    from overseer.prm.datasets import write_labelled
+    from overseer.prm.synthetic import generate
+
+    console.print(f"{write_labelled(generate(scenarios, seed), out)} trajectories -> {out}")
