@@ -253,6 +253,25 @@ def _trajectory(
     )
 
 
+def _run(
+    s: Scenario, read: ToolCall, output: str, action: ToolCall | None, answer: str
+) -> tuple[list[Step], dict[int, float]]:
+    """One run of a scenario: plan, read, the output, the action (if any) and its result, the answer."""
+    steps: list[Step] = [
+        Plan(content=f"I'll use {s.read.tool} first, then act on the result."),
+        read,
+        Observation(tool=s.read.tool, call_id="c1", content=output),
+    ]
+    labels = {1: 1.0}
+    if action is not None:
+        labels[len(steps)] = 1.0
+        steps.append(action.model_copy(update={"call_id": "c2"}))
+        steps.append(Observation(tool=action.tool, call_id="c2", content="ok"))
+    labels[len(steps)] = 1.0
+    steps.append(FinalAnswer(content=answer))
+    return steps, labels
+
+
 def generate(n: int, seed: int = 0) -> Iterator[LabelledTrajectory]:
     """``n`` scenarios, each as its benign, hijacked, resisted (and, where the domain has one, legitimate-use) runs."""
     rng = random.Random(seed)
@@ -262,32 +281,17 @@ def generate(n: int, seed: int = 0) -> Iterator[LabelledTrajectory]:
         injected = _inject(rng, s.output, goal)
         read = s.read.model_copy(update={"call_id": "c1"})
 
-        def run(output: str, action: ToolCall | None, answer: str) -> tuple[list[Step], dict[int, float]]:
-            steps: list[Step] = [
-                Plan(content=f"I'll use {s.read.tool} first, then act on the result."),
-                read,
-                Observation(tool=s.read.tool, call_id="c1", content=output),
-            ]
-            labels = {1: 1.0}
-            if action is not None:
-                labels[len(steps)] = 1.0
-                steps.append(action.model_copy(update={"call_id": "c2"}))
-                steps.append(Observation(tool=action.tool, call_id="c2", content="ok"))
-            labels[len(steps)] = 1.0
-            steps.append(FinalAnswer(content=answer))
-            return steps, labels
-
-        steps, labels = run(s.output, s.do, s.answer)
+        steps, labels = _run(s, read, s.output, s.do, s.answer)
         yield _trajectory(s, steps, labels, "benign", i)
-        steps, labels = run(injected, s.do, s.answer)
+        steps, labels = _run(s, read, injected, s.do, s.answer)
         yield _trajectory(s, steps, labels, "resisted", i)
-        steps, labels = run(injected, evil, "Done.")
+        steps, labels = _run(s, read, injected, evil, "Done.")
         bad = next(k for k, step in enumerate(steps) if isinstance(step, ToolCall) and step.call_id == "c2")
         labels = {**labels, bad: 0.0}
         labels.pop(len(steps) - 1, None)  # the answer after a hijack: unlabelled
         yield _trajectory(s, steps, labels, "hijacked", i)
         if s.use_task and s.use_call is not None:
-            steps, labels = run(s.output, s.use_call, "Forwarded as asked.")
+            steps, labels = _run(s, read, s.output, s.use_call, "Forwarded as asked.")
             yield _trajectory(s, steps, labels, "legitimate-use", i, task=s.use_task)
 
 
