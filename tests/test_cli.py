@@ -139,3 +139,47 @@ def test_score_real_openai_transcripts(shared_datasets: Path, tmp_path: Path) ->
     with AuditStore(store) as audit:
         assert audit.count("steps") == expected
         assert audit.count("trajectories") == len(runs)
+
+
+def test_review_queue_review_and_export(tmp_path: Path) -> None:
+    data = tmp_path / "chats.jsonl"
+    data.write_text(json.dumps(CHAT) + "\n")
+    store = f"sqlite:///{tmp_path / 'a.db'}"
+    assert invoke("score", str(data), "--store", store, "--out", str(tmp_path / "v.jsonl"))[0] == 0
+    code, out = invoke("audit", "queue", "--store", store, "--json")
+    queued = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [q["action"] for q in queued] == ["flag", "block"]  # oldest first
+    blocked = queued[1]["step_id"]
+    code, out = invoke(
+        "audit",
+        "review",
+        blocked[:10],
+        "--label",
+        "bad",
+        "--comment",
+        "exfiltration",
+        "--reviewer",
+        "dana",
+        "--store",
+        store,
+    )
+    assert code == 0 and "recorded bad" in out
+    code, out = invoke("audit", "review", blocked, "--label", "bad", "--reviewer", "eve", "--store", store)
+    assert code == 0
+    assert [
+        json.loads(line)["step_id"] for line in invoke("audit", "queue", "--store", store, "--json")[1].splitlines()
+    ] == [queued[0]["step_id"]]
+    assert invoke("audit", "review", "nope", "--label", "bad", "--store", store)[0] == 2
+    for fmt in ("jsonl", "csv", "parquet"):
+        code, out = invoke("audit", "export", "--format", fmt, "--out", str(tmp_path / f"e.{fmt}"), "--store", store)
+        assert code == 0 and "6 decision(s)" in out
+    rows = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
+    reviewed = next(r for r in rows if r["step_id"] == blocked)
+    assert [(r["reviewer"], r["label"]) for r in reviewed["reviews"]] == [("dana", "bad"), ("eve", "bad")]
+    assert reviewed["policy"].startswith("default@") and reviewed["scores"]["rules.untrusted_target"] == 0.0
+    import csv as csv_module
+
+    with open(tmp_path / "e.csv", newline="") as fh:
+        assert len(list(csv_module.DictReader(fh))) == 6
+    pyarrow = pytest.importorskip("pyarrow.parquet")
+    assert pyarrow.read_table(tmp_path / "e.parquet").num_rows == 6

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 from datetime import datetime
+from pathlib import Path
 
 import click
 from rich.table import Table
 from rich.text import Text
 
 from overseer.cli._common import TimeParam, action_text, console, fail, handle_errors, safe
+from overseer.exceptions import MissingDependencyError
 from overseer.steps import ACTIONS, Observation, ToolCall
 from overseer.store import AuditStore, StoredStep, default_store_url
 
@@ -182,3 +186,166 @@ def show(ident: str, as_json: bool, full: bool, store_url: str | None) -> None:
             decision,
         )
     console.print(table)
+
+
+@audit_group.command("queue")
+@click.option(
+    "--action",
+    "actions",
+    multiple=True,
+    type=click.Choice(["flag", "block", "escalate", "resample"]),
+    help="Only these actions (repeatable). Default: flag, block, escalate.",
+)
+@click.option("--rule", help="Only steps decided by this rule.")
+@click.option("--agent", help="Only this agent's steps.")
+@click.option("--since", type=TimeParam(), help="From this time (ISO, or an age: 30m, 2h, 7d).")
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines instead of a table.")
+@store_option
+@handle_errors
+def queue(
+    actions: tuple[str, ...],
+    rule: str | None,
+    agent: str | None,
+    since: datetime | None,
+    limit: int,
+    as_json: bool,
+    store_url: str | None,
+) -> None:
+    """Flagged, blocked and escalated steps that nobody has reviewed yet, oldest first."""
+    with _open(store_url) as store:
+        steps = store.list_steps(
+            actions=actions or ("flag", "block", "escalate"),
+            rule=rule,
+            agent=agent,
+            since=since,
+            limit=limit,
+            newest_first=False,
+            unreviewed=True,
+        )
+    if as_json:
+        for step in steps:
+            click.echo(json.dumps(_step_json(step), ensure_ascii=False))
+        return
+    table = Table(title=f"{len(steps)} step(s) waiting for review", expand=True)
+    table.add_column("step id", no_wrap=True)
+    table.add_column("where", overflow="fold", ratio=2)
+    table.add_column("what", overflow="fold", ratio=3)
+    table.add_column("action", no_wrap=True)
+    table.add_column("rule: reason", overflow="fold", ratio=4)
+    for step in steps:
+        table.add_row(
+            step.id[:12],
+            safe(f"{step.trajectory_id}#{step.index}"),
+            _what(step, 60),
+            action_text(step.action),
+            safe(f"{step.rule}: {step.reason}", 160),
+        )
+    console.print(table)
+    if steps:
+        console.print("record a judgement: overseer audit review STEP_ID --label good|bad|approve|reject --comment ...")
+
+
+@audit_group.command("review")
+@click.argument("step_id")
+@click.option("--label", required=True, help="good, bad, approve, reject, edit, or a label of your own.")
+@click.option("--comment", help="Why.")
+@click.option(
+    "--reviewer", default=lambda: os.environ.get("USER", "reviewer"), show_default="$USER", help="Who is reviewing."
+)
+@click.option("--automated", is_flag=True, help="The reviewer is a program, not a person.")
+@store_option
+@handle_errors
+def review(
+    step_id: str, label: str, comment: str | None, reviewer: str, automated: bool, store_url: str | None
+) -> None:
+    """Record a review of STEP_ID (its full id, or a unique prefix of 8+ characters). Reviews never overwrite."""
+    from overseer.steps import Review
+
+    with _open(store_url) as store:
+        step = store.get_step(step_id) or _by_prefix(store, step_id)
+        if step is None:
+            fail(f"no step {step_id!r} in {store!r}; `overseer audit queue` lists the steps waiting for review")
+            return
+        record = Review(
+            trajectory_id=step.trajectory_id,
+            step_id=step.id,
+            index=step.index,
+            reviewer=reviewer,
+            reviewer_kind="automated" if automated else "human",
+            label=label,
+            comment=comment,
+        )
+        store.add_review(record)
+    console.print(Text.assemble("recorded ", (label, "bold"), f" for {step.trajectory_id}#{step.index} by {reviewer}"))
+
+
+def _by_prefix(store: AuditStore, prefix: str) -> StoredStep | None:
+    if len(prefix) < 8:
+        return None
+    matches = [s for s in store.list_steps(limit=None) if s.id.startswith(prefix)]
+    return matches[0] if len(matches) == 1 else None
+
+
+EXPORT_COLUMNS = (
+    "trajectory_id",
+    "index",
+    "step_id",
+    "kind",
+    "tool",
+    "call_id",
+    "action",
+    "rule",
+    "reason",
+    "policy",
+    "scorer",
+    "halt",
+    "agent",
+    "created_at",
+    "scores",
+    "explanations",
+    "reviews",
+    "step",
+)
+
+
+@audit_group.command("export")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True)
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--action", "actions", multiple=True, type=click.Choice(ACTIONS), help="Only these actions.")
+@click.option("--since", type=TimeParam(), help="From this time.")
+@store_option
+@handle_errors
+def export(fmt: str, out: Path, actions: tuple[str, ...], since: datetime | None, store_url: str | None) -> None:
+    """Export every decision with its scores, reviews and provenance (JSONL, CSV, or Parquet with pyarrow)."""
+    with _open(store_url) as store:
+        steps = store.list_steps(actions=actions or None, since=since, limit=None, newest_first=False)
+        reviews: dict[str, list[dict[str, object]]] = {}
+        for r in store.list_reviews():
+            reviews.setdefault(r.step_id, []).append(r.model_dump(mode="json"))
+    rows = [{**_step_json(s), "reviews": reviews.get(s.id, [])} for s in steps]
+    if fmt == "jsonl":
+        with open(out, "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    else:
+        flat = [
+            {
+                k: (json.dumps(row.get(k), ensure_ascii=False) if isinstance(row.get(k), (dict, list)) else row.get(k))
+                for k in EXPORT_COLUMNS
+            }
+            for row in rows
+        ]
+        if fmt == "csv":
+            with open(out, "w", encoding="utf-8", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=EXPORT_COLUMNS)
+                writer.writeheader()
+                writer.writerows(flat)
+        else:
+            try:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise MissingDependencyError("Parquet export", "parquet") from None
+            pq.write_table(pa.Table.from_pylist(flat), out)
+    console.print(f"{len(rows)} decision(s) -> {out}")

@@ -396,9 +396,12 @@ class AuditStore:
         limit: int | None = 50,
         offset: int = 0,
         newest_first: bool = True,
+        unreviewed: bool = False,
     ) -> list[StoredStep]:
-        """Stored steps matching every given filter."""
+        """Stored steps matching every given filter (``unreviewed``: steps that no review judges yet)."""
         q = select(t.steps)
+        if unreviewed:
+            q = q.where(~select(t.reviews.c.id).where(t.reviews.c.step_id == t.steps.c.id).exists())
         if actions:
             q = q.where(t.steps.c.action.in_(list(actions)))
         if rule is not None:
@@ -481,6 +484,10 @@ class AuditStore:
             q = q.limit(limit)
         with self._reading() as conn:
             return [self._trajectory(r) for r in conn.execute(q)]
+
+    def add_review(self, review: Review) -> None:
+        """Record a review (a review never replaces another; recording the same review id twice is a no-op)."""
+        self.write([{"type": "review", **review.model_dump(mode="json")}])
 
     def list_reviews(self, *, step_id: str | None = None, trajectory_id: str | None = None) -> list[Review]:
         """Reviews, oldest first, of one step or one trajectory (or all)."""
