@@ -204,6 +204,9 @@ def parse_openai(obj: dict[str, Any], *, file: str = "<dict>", line: int = 0) ->
             calls = msg.get("tool_calls") or []
             if not isinstance(calls, list):
                 raise TrajectoryFormatError(file, line, f"{field}.tool_calls", "expected a list")
+            legacy = msg.get("function_call")
+            if not calls and isinstance(legacy, dict):  # the pre-tools function-calling format
+                calls = [{"id": None, "function": legacy}]
             if not calls:
                 steps.append(
                     FinalAnswer(content=content) if i == last_answer else Message(role="assistant", content=content)
@@ -213,6 +216,12 @@ def parse_openai(obj: dict[str, Any], *, file: str = "<dict>", line: int = 0) ->
                 steps.append(Plan(content=content))
             for j, call in enumerate(calls):
                 cfield = f"{field}.tool_calls[{j}]"
+                if isinstance(call, dict) and isinstance(call.get("custom"), dict):  # a custom (free-text) tool
+                    custom = call["custom"]
+                    call = {
+                        **call,
+                        "function": {"name": custom.get("name"), "arguments": {"input": custom.get("input")}},
+                    }
                 fn = call.get("function") if isinstance(call, dict) else None
                 if not isinstance(fn, dict):
                     raise TrajectoryFormatError(file, line, f"{cfield}.function", "expected an object")
@@ -228,11 +237,11 @@ def parse_openai(obj: dict[str, Any], *, file: str = "<dict>", line: int = 0) ->
                 steps.append(ToolCall(tool=name, args=args, call_id=call_id))
         elif role == "tool":
             call_id = msg.get("tool_call_id")
-            if not isinstance(call_id, str) or call_id not in tools_by_call:
-                raise TrajectoryFormatError(
-                    file, line, f"{field}.tool_call_id", f"{call_id!r} does not match an earlier tool call"
-                )
-            steps.append(Observation(call_id=call_id, tool=tools_by_call[call_id], content=content))
+            if call_id is not None and not isinstance(call_id, str):
+                raise TrajectoryFormatError(file, line, f"{field}.tool_call_id", "expected a string")
+            # a result whose call is not in the transcript (cut, or made by another component) is kept, unlinked
+            tool = tools_by_call.get(call_id or "") or (msg.get("name") if isinstance(msg.get("name"), str) else None)
+            steps.append(Observation(call_id=call_id, tool=tool, content=content))
         elif role == "function":  # the legacy function-calling role
             steps.append(Observation(tool=msg.get("name"), content=content))
         else:
@@ -240,6 +249,8 @@ def parse_openai(obj: dict[str, Any], *, file: str = "<dict>", line: int = 0) ->
     if task is None:
         raise TrajectoryFormatError(file, line, "messages", "no user message (the first user message is the task)")
     metadata = dict(obj.get("metadata") or {})
+    if isinstance(obj.get("model"), str):
+        metadata.setdefault("model", obj["model"])
     if system:
         metadata.setdefault("system", "\n\n".join(system))
     traj_id = obj.get("id") or f"{Path(file).name}:{line}"

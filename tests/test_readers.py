@@ -161,7 +161,7 @@ def test_native_errors_name_file_line_and_field(tmp_path: Path, line: str, field
             "messages[2].tool_calls[0].function.arguments",
             "JSON object",
         ),
-        (lambda m: m[3].update(tool_call_id="nope"), "messages[3].tool_call_id", "does not match"),
+        (lambda m: m[3].update(tool_call_id=7), "messages[3].tool_call_id", "expected a string"),
         (lambda m: m[1].update(role="wizard"), "messages[1].role", "unknown role"),
         (
             lambda m: m[2]["tool_calls"][0]["function"].pop("name"),
@@ -196,3 +196,33 @@ def test_a_transcript_without_a_user_message_is_rejected(tmp_path: Path) -> None
     path = write_lines(tmp_path / "t.jsonl", json.dumps({"messages": [{"role": "system", "content": "x"}]}))
     with pytest.raises(TrajectoryFormatError, match="first user message is the task"):
         list(read_trajectories(path))
+
+
+def test_openai_variants_seen_in_the_wild(tmp_path: Path) -> None:
+    chat = {
+        "model": "gpt-4o-mini",
+        "messages": [
+            {"role": "developer", "content": [{"type": "input_text", "text": "be brief"}]},
+            {"role": "user", "content": "weather?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "function_call": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+            },
+            {"role": "function", "name": "get_weather", "content": "rain"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "k", "type": "custom", "custom": {"name": "shell", "input": "ls -la"}}],
+            },
+            {"role": "tool", "tool_call_id": "lost-in-truncation", "name": "shell", "content": "total 0"},
+            {"role": "assistant", "content": [{"type": "output_text", "text": "Rain in Oslo."}]},
+        ],
+    }
+    (trajectory,) = read_trajectories(write_lines(tmp_path / "w.jsonl", json.dumps(chat)))
+    calls = [s for s in trajectory.steps if isinstance(s, ToolCall)]
+    assert [(c.tool, c.args) for c in calls] == [("get_weather", {"city": "Oslo"}), ("shell", {"input": "ls -la"})]
+    unlinked = trajectory.steps[3]
+    assert isinstance(unlinked, Observation) and unlinked.tool == "shell" and unlinked.call_id == "lost-in-truncation"
+    assert trajectory.steps[-1] == FinalAnswer(id=trajectory.steps[-1].id, content="Rain in Oslo.")
+    assert trajectory.metadata == {"model": "gpt-4o-mini", "system": "be brief"}
