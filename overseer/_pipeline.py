@@ -29,6 +29,7 @@ from overseer.scorers import CompositeScorer, ScoreRequest, StepScorer
 from overseer.scorers._registry import build_scorers
 from overseer.steps import Observation, Review, Step, ToolCall, Verdict
 from overseer.store import AuditStore
+from overseer.store._chain import genesis, link, review_content, step_content
 from overseer.telemetry import Telemetry
 
 __all__ = ["Overseer", "TrajectoryHandle"]
@@ -116,6 +117,14 @@ class TrajectoryHandle:
         self._waiters: dict[int, asyncio.Future[None]] = {}
         self._span: Span | None = None
         self._counts: Counter[str] = Counter()
+        self._chain = genesis(trajectory_id)
+
+    def _link(self, content: dict[str, Any]) -> tuple[str, str]:
+        """Chain a record to the previous one of this trajectory: (prev_hash, hash)."""
+        with self._lock:
+            prev = self._chain
+            self._chain = link(prev, content)
+            return prev, self._chain
 
     def __repr__(self) -> str:
         return f"TrajectoryHandle({self.id!r}, steps={len(self._steps)})"
@@ -202,7 +211,8 @@ class TrajectoryHandle:
         )
         if id is not None:
             review = review.model_copy(update={"id": id})
-        self.overseer.telemetry.record_review(self._span, review)
+        chain = self._link(review_content(review.model_dump(mode="json")))
+        self.overseer.telemetry.record_review(self._span, review, chain)
         return review
 
     async def aend(self, status: str = "completed") -> None:
@@ -379,6 +389,7 @@ class Overseer:
             verdict = self._verdict(handle, index, step, decision, outcome)
             handle.verdicts.append(verdict)
             handle._counts[verdict.action] += 1
+            chain = handle._link(step_content(verdict.to_record(), step.model_dump(mode="json")))
             assert handle._span is not None
             self.telemetry.record_step(
                 handle._span,
@@ -388,6 +399,7 @@ class Overseer:
                 started_ns=started,
                 agent=handle.agent,
                 trajectory=(handle.task, handle.metadata) if index == 0 else None,
+                chain=chain,
             )
             return verdict
         finally:

@@ -123,10 +123,11 @@ class Telemetry:
         started_ns: int,
         agent: str | None,
         trajectory: tuple[str, Mapping[str, Any]] | None = None,
+        chain: tuple[str, str] | None = None,
     ) -> None:
         """Emit the span of one decided step. Never raises: telemetry must not break the agent."""
         try:
-            self._record_step(parent, step, verdict, scores, started_ns, agent, trajectory)
+            self._record_step(parent, step, verdict, scores, started_ns, agent, trajectory, chain)
         except Exception:
             log.exception("could not record step %s of %s", verdict.index, verdict.trajectory_id)
 
@@ -139,6 +140,7 @@ class Telemetry:
         started_ns: int,
         agent: str | None,
         trajectory: tuple[str, Mapping[str, Any]] | None,
+        chain: tuple[str, str] | None = None,
     ) -> None:
         now = time.time_ns()
         attributes: dict[str, Any] = {
@@ -156,6 +158,8 @@ class Telemetry:
             sc.SCORER: verdict.scorer,
             sc.LATENCY_MS: (now - started_ns) / 1e6,
         }
+        if chain is not None:
+            attributes[sc.CHAIN_PREV], attributes[sc.CHAIN_HASH] = chain
         if verdict.rule is not None:
             attributes[sc.VERDICT_RULE] = verdict.rule
         if verdict.errors:
@@ -193,7 +197,7 @@ class Telemetry:
             span.add_event(sc.EVALUATION_EVENT, event, timestamp=now)
         span.end(end_time=now)
 
-    def record_review(self, parent: Span | None, review: Review) -> None:
+    def record_review(self, parent: Span | None, review: Review, chain: tuple[str, str] | None = None) -> None:
         """Emit a review as a span (the audit store keeps it). Never raises."""
         try:
             context = trace.set_span_in_context(parent) if parent is not None else None
@@ -204,6 +208,8 @@ class Telemetry:
                 sc.STEP_ID: review.step_id,
                 sc.REVIEW_JSON: review.model_dump_json(),
             }
+            if chain is not None:
+                attributes[sc.CHAIN_PREV], attributes[sc.CHAIN_HASH] = chain
             self.tracer.start_span("overseer.review", context=context, attributes=attributes).end()
         except Exception:
             log.exception("could not record a review of step %s", review.step_id)

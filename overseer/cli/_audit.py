@@ -349,3 +349,31 @@ def export(fmt: str, out: Path, actions: tuple[str, ...], since: datetime | None
                 raise MissingDependencyError("Parquet export", "parquet") from None
             pq.write_table(pa.Table.from_pylist(flat), out)
     console.print(f"{len(rows)} decision(s) -> {out}")
+
+
+@audit_group.command("verify")
+@click.option("--trajectory", "trajectory_id", help="Check one trajectory (default: all).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per problem (and a summary line).")
+@store_option
+@handle_errors
+def verify(trajectory_id: str | None, as_json: bool, store_url: str | None) -> None:
+    """Check the hash chains of the stored steps and reviews; exit 1 and name every record that does not fit."""
+    with _open(store_url) as store:
+        checked, problems = store.verify(trajectory_id)
+    if as_json:
+        for p in problems:
+            click.echo(json.dumps({"trajectory_id": p.trajectory_id, "record": p.record, "problem": p.problem}))
+        click.echo(json.dumps({"checked": checked, "problems": len(problems)}))
+        if problems:
+            raise SystemExit(1)
+        return
+    if not problems:
+        console.print(Text.assemble(("ok: ", "bold green"), f"{checked} chained record(s) verified"))
+        return
+    table = Table(title=f"{len(problems)} problem(s) in {checked} chained record(s)")
+    for column in ("trajectory", "record", "problem"):
+        table.add_column(column, overflow="fold")
+    for p in problems:
+        table.add_row(safe(p.trajectory_id), safe(p.record), safe(p.problem))
+    console.print(table)
+    raise SystemExit(1)

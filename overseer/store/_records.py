@@ -49,6 +49,8 @@ def span_to_record(span: ReadableSpan) -> dict[str, Any] | None:
             "latency_ms": attrs.get(sc.LATENCY_MS),
             "trace_id": trace_id,
             "span_id": format(ctx.span_id, "016x") if ctx else None,
+            "prev_hash": attrs.get(sc.CHAIN_PREV),
+            "hash": attrs.get(sc.CHAIN_HASH),
             "scores": [
                 {
                     "name": e.attributes.get(sc.EVALUATION_NAME),
@@ -70,7 +72,9 @@ def span_to_record(span: ReadableSpan) -> dict[str, Any] | None:
         return record
     if kind == "review":
         review = _json(attrs.get(sc.REVIEW_JSON), None)
-        return {"type": "review", **review} if isinstance(review, dict) else None
+        if not isinstance(review, dict):
+            return None
+        return {"type": "review", **review, "prev_hash": attrs.get(sc.CHAIN_PREV), "hash": attrs.get(sc.CHAIN_HASH)}
     if kind == "trajectory":
         meta = _json(attrs.get(sc.TRAJECTORY_META), {})
         counts = _json(attrs.get(sc.TRAJECTORY_COUNTS), {})

@@ -66,6 +66,8 @@ steps = Table(
     Column("latency_ms", Float, nullable=True),
     Column("trace_id", String(32), nullable=True),
     Column("span_id", String(16), nullable=True),
+    Column("prev_hash", String(64), nullable=True),
+    Column("hash", String(64), nullable=True),
     Index(None, "trajectory_id", "idx"),
 )
 
@@ -93,4 +95,6 @@ reviews = Table(
     Column("comment", Text, nullable=True),
     Column("edited", JSON, nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("prev_hash", String(64), nullable=True),
+    Column("hash", String(64), nullable=True),
 )

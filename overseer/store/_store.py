@@ -18,6 +18,7 @@ from sqlalchemy.pool import StaticPool
 from overseer.exceptions import MissingDependencyError, StoreError
 from overseer.steps import Review, Step, step_adapter
 from overseer.store import _schema as t
+from overseer.store._chain import ChainProblem, genesis, link, review_content, step_content, walk
 
 __all__ = [
     "DEFAULT_STORE_URL",
@@ -270,6 +271,8 @@ class AuditStore:
                         "latency_ms": r.get("latency_ms"),
                         "trace_id": r.get("trace_id"),
                         "span_id": r.get("span_id"),
+                        "prev_hash": r.get("prev_hash"),
+                        "hash": r.get("hash"),
                     }
                 )
                 scores.extend({"step_id": r["id"], **s} for s in r.get("scores", ()))
@@ -304,6 +307,8 @@ class AuditStore:
                         "created_at": datetime.fromisoformat(r["at"])
                         if isinstance(r.get("at"), str)
                         else datetime.now(UTC),
+                        "prev_hash": r.get("prev_hash"),
+                        "hash": r.get("hash"),
                     }
                 )
             elif r.get("type") == "trajectory":
@@ -486,8 +491,73 @@ class AuditStore:
             return [self._trajectory(r) for r in conn.execute(q)]
 
     def add_review(self, review: Review) -> None:
-        """Record a review (a review never replaces another; recording the same review id twice is a no-op)."""
-        self.write([{"type": "review", **review.model_dump(mode="json")}])
+        """Record a review, chained after the last record of its trajectory (reviews never replace one another)."""
+        content = review.model_dump(mode="json")
+        prev = self.chain_tail(review.trajectory_id)
+        self.write([{"type": "review", **content, "prev_hash": prev, "hash": link(prev, review_content(content))}])
+
+    def _chain_records(self, trajectory_id: str) -> list[tuple[str, str | None, str | None, dict[str, Any]]]:
+        found = self.get_trajectory(trajectory_id)
+        steps = found[1] if found else []
+        with self._reading() as conn:
+            hashes = {
+                r.id: (r.prev_hash, r.hash)
+                for r in conn.execute(
+                    select(t.steps.c.id, t.steps.c.prev_hash, t.steps.c.hash).where(
+                        t.steps.c.trajectory_id == trajectory_id
+                    )
+                )
+            }
+            review_hashes = {
+                r.id: (r.prev_hash, r.hash)
+                for r in conn.execute(
+                    select(t.reviews.c.id, t.reviews.c.prev_hash, t.reviews.c.hash).where(
+                        t.reviews.c.trajectory_id == trajectory_id
+                    )
+                )
+            }
+        records: list[tuple[str, str | None, str | None, dict[str, Any]]] = []
+        for s in steps:
+            prev, stored = hashes.get(s.id, (None, None))
+            records.append(
+                (
+                    f"step {s.index} ({s.id})",
+                    prev,
+                    stored,
+                    step_content(s.verdict_record(), s.step.model_dump(mode="json")),
+                )
+            )
+        for review in self.list_reviews(trajectory_id=trajectory_id):
+            prev, stored = review_hashes.get(review.id, (None, None))
+            records.append((f"review {review.id}", prev, stored, review_content(review.model_dump(mode="json"))))
+        return records
+
+    def chain_tail(self, trajectory_id: str) -> str:
+        """The hash of the last record of a trajectory's chain (where the next record links)."""
+        by_prev = {prev: stored for _, prev, stored, _ in self._chain_records(trajectory_id) if stored and prev}
+        current = genesis(trajectory_id)
+        while current in by_prev:
+            current = by_prev.pop(current)
+        return current
+
+    def verify(self, trajectory_id: str | None = None) -> tuple[int, list[ChainProblem]]:
+        """Check the hash chains (of one trajectory, or of all): how many records were checked, and the problems."""
+        with self._reading() as conn:
+            ids = (
+                [trajectory_id]
+                if trajectory_id
+                else sorted(
+                    {r[0] for r in conn.execute(select(t.steps.c.trajectory_id).distinct())}
+                    | {r[0] for r in conn.execute(select(t.reviews.c.trajectory_id).distinct())}
+                )
+            )
+        checked = 0
+        problems: list[ChainProblem] = []
+        for tid in ids:
+            records = self._chain_records(tid)
+            checked += sum(1 for r in records if r[2] is not None)
+            problems.extend(walk(tid, records))
+        return checked, problems
 
     def list_reviews(self, *, step_id: str | None = None, trajectory_id: str | None = None) -> list[Review]:
         """Reviews, oldest first, of one step or one trajectory (or all)."""

@@ -1,0 +1,86 @@
+"""Tamper evidence: editing, deleting or reordering a stored record by hand is caught and named."""
+
+import json
+from typing import Any
+
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from overseer import Overseer, Plan, ToolCall
+from overseer.cli import cli
+from overseer.testing import FunctionScorer
+
+
+def record(store_url: str) -> list[str]:
+    scorer = FunctionScorer(lambda r: {"q": 0.4 if r.step.kind == "tool_call" else 0.9})
+    with Overseer({"name": "p"}, scorers=[scorer], store=store_url) as ov:
+        for t in ("t1", "t2"):
+            with ov.trajectory("task", id=t) as run:
+                verdicts = [
+                    run.judge(Plan(content="plan")),
+                    run.judge(ToolCall(tool="send", args={"to": "a"})),
+                    run.judge(Plan(content="done")),
+                ]
+                run.review(verdicts[1], "approve", reviewer="dana")
+    return [v.step_id for v in verdicts]
+
+
+def verify(store_url: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["audit", "verify", "--store", store_url, "--json"], catch_exceptions=False)
+    if result.exit_code == 0:
+        return result.exit_code, result.output.strip().splitlines()[-1]
+    problems = [json.loads(line) for line in result.output.splitlines()][:-1]
+    return result.exit_code, " | ".join(f"{p['trajectory_id']} {p['record']} {p['problem']}" for p in problems)
+
+
+def sql(open_store: Any, store_url: str, statement: str) -> None:
+    with open_store(store_url).engine.begin() as conn:
+        conn.execute(sa.text(statement))
+
+
+def test_an_untouched_store_verifies(store_url: str) -> None:
+    record(store_url)
+    assert verify(store_url) == (0, '{"checked": 8, "problems": 0}')
+
+
+def test_an_edited_row_is_named(store_url: str, open_store: Any) -> None:
+    ids = record(store_url)
+    sql(open_store, store_url, f"UPDATE steps SET action = 'allow', reason = 'fine' WHERE id = '{ids[1]}'")
+    code, out = verify(store_url)
+    assert code == 1
+    assert f"t2 step 1 ({ids[1]}) content changed since it was recorded" in out
+    assert "t1" not in out
+
+
+def test_an_edited_score_and_an_edited_review_are_named(store_url: str, open_store: Any) -> None:
+    ids = record(store_url)
+    sql(open_store, store_url, f"UPDATE scores SET value = 0.99 WHERE step_id = '{ids[1]}'")
+    sql(open_store, store_url, "UPDATE reviews SET label = 'reject' WHERE trajectory_id = 't1'")
+    code, out = verify(store_url)
+    assert code == 1 and f"step 1 ({ids[1]}) content changed" in out and "t1 review" in out
+
+
+def test_a_deleted_row_breaks_the_chain_at_the_next_record(store_url: str, open_store: Any) -> None:
+    ids = record(store_url)
+    sql(open_store, store_url, f"DELETE FROM steps WHERE id = '{ids[0]}'")
+    code, out = verify(store_url)
+    assert code == 1 and f"step 1 ({ids[1]}) its predecessor is missing" in out
+
+
+def test_reordered_rows_are_caught(store_url: str, open_store: Any) -> None:
+    ids = record(store_url)
+    sql(open_store, store_url, f"UPDATE steps SET idx = 7 WHERE id = '{ids[0]}'")
+    sql(open_store, store_url, f"UPDATE steps SET idx = 0 WHERE id = '{ids[2]}'")
+    code, out = verify(store_url)
+    assert code == 1 and f"({ids[0]}) content changed" in out and f"({ids[2]}) content changed" in out
+
+
+def test_a_review_from_the_command_line_joins_the_chain(store_url: str) -> None:
+    ids = record(store_url)
+    result = CliRunner().invoke(
+        cli,
+        ["audit", "review", ids[2], "--label", "good", "--reviewer", "eve", "--store", store_url],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0
+    assert verify(store_url) == (0, '{"checked": 9, "problems": 0}')
