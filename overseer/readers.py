@@ -91,7 +91,11 @@ def _parse_line(raw: bytes, file: str, line: int, format: Format) -> Trajectory 
     if format == "auto":
         format = "openai" if "messages" in obj and "steps" not in obj else "native"
     if format == "openai":
-        return parse_openai(obj, file=file, line=line)
+        try:
+            return parse_openai(obj, file=file, line=line)
+        except ValidationError as err:  # a value of the wrong type that the chat reader passed on
+            first = err.errors(include_url=False)[0]
+            raise TrajectoryFormatError(file, line, _field_path(tuple(first["loc"])), first["msg"]) from None
     return parse_native(obj, file=file, line=line)
 
 
@@ -243,7 +247,10 @@ def parse_openai(obj: dict[str, Any], *, file: str = "<dict>", line: int = 0) ->
             tool = tools_by_call.get(call_id or "") or (msg.get("name") if isinstance(msg.get("name"), str) else None)
             steps.append(Observation(call_id=call_id, tool=tool, content=content))
         elif role == "function":  # the legacy function-calling role
-            steps.append(Observation(tool=msg.get("name"), content=content))
+            name = msg.get("name")
+            if name is not None and not isinstance(name, str):
+                raise TrajectoryFormatError(file, line, f"{field}.name", "expected a string")
+            steps.append(Observation(tool=name, content=content))
         else:
             raise TrajectoryFormatError(file, line, f"{field}.role", f"unknown role {role!r}")
     if task is None:

@@ -153,7 +153,13 @@ def _validate(data: dict[str, Any], source: str, lines: Lines, base_dir: Path, c
                     f"named {extends!r} (shipped: {', '.join(BUILTIN_POLICIES)})"
                 ],
             )
-        base = _load(base_path.read_text(encoding="utf-8"), str(base_path), base_path.parent, (*chain, key))
+        try:
+            text = base_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise PolicyError(
+                source, [f"line {lines.get(('extends',), '?')}: extends: cannot read {str(base_path)!r}: {err}"]
+            ) from None
+        base = _load(text, str(base_path), base_path.parent, (*chain, key))
         data = _merge(base.model_dump(mode="json", exclude_defaults=True), data)
         data["extends"] = extends
     try:
