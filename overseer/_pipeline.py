@@ -13,6 +13,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import itertools
+import json
 import logging
 import threading
 import time
@@ -389,7 +390,8 @@ class Overseer:
             verdict = self._verdict(handle, index, step, decision, outcome)
             handle.verdicts.append(verdict)
             handle._counts[verdict.action] += 1
-            chain = handle._link(step_content(verdict.to_record(), step.model_dump(mode="json")))
+            step_json = step.model_dump(mode="json")  # serialised once: for the chain and for the span
+            chain = handle._link(step_content(verdict.to_record(), step_json))
             assert handle._span is not None
             self.telemetry.record_step(
                 handle._span,
@@ -400,6 +402,7 @@ class Overseer:
                 agent=handle.agent,
                 trajectory=(handle.task, handle.metadata) if index == 0 else None,
                 chain=chain,
+                step_json=json.dumps(step_json, ensure_ascii=False),
             )
             return verdict
         finally:

@@ -124,10 +124,11 @@ class Telemetry:
         agent: str | None,
         trajectory: tuple[str, Mapping[str, Any]] | None = None,
         chain: tuple[str, str] | None = None,
+        step_json: str | None = None,
     ) -> None:
         """Emit the span of one decided step. Never raises: telemetry must not break the agent."""
         try:
-            self._record_step(parent, step, verdict, scores, started_ns, agent, trajectory, chain)
+            self._record_step(parent, step, verdict, scores, started_ns, agent, trajectory, chain, step_json)
         except Exception:
             log.exception("could not record step %s of %s", verdict.index, verdict.trajectory_id)
 
@@ -141,6 +142,7 @@ class Telemetry:
         agent: str | None,
         trajectory: tuple[str, Mapping[str, Any]] | None,
         chain: tuple[str, str] | None = None,
+        step_json: str | None = None,
     ) -> None:
         now = time.time_ns()
         attributes: dict[str, Any] = {
@@ -150,7 +152,7 @@ class Telemetry:
             sc.STEP_ID: step.id,
             sc.STEP_INDEX: verdict.index,
             sc.STEP_KIND: step.kind,
-            sc.STEP_JSON: step.model_dump_json(),
+            sc.STEP_JSON: step_json if step_json is not None else step.model_dump_json(),
             sc.VERDICT_ACTION: verdict.action,
             sc.VERDICT_REASON: verdict.reason,
             sc.VERDICT_HALT: verdict.halt,
