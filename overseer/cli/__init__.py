@@ -13,6 +13,7 @@ from overseer.cli._demo import demo
 from overseer.cli._policy import policy_group
 from overseer.cli._prm import prm_group
 from overseer.cli._score import score
+from overseer.cli._ui import ui
 
 __all__ = ["cli", "main"]
 
@@ -32,6 +33,7 @@ cli.add_command(audit_group)
 cli.add_command(bench_group)
 cli.add_command(demo)
 cli.add_command(prm_group)
+cli.add_command(ui)
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from datetime import datetime
@@ -13,9 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from overseer.cli._common import TimeParam, action_text, console, fail, handle_errors, safe
-from overseer.exceptions import MissingDependencyError
 from overseer.steps import ACTIONS, Observation, ToolCall
 from overseer.store import AuditStore, StoredStep, default_store_url
+from overseer.store.export import export_rows, step_json, trajectory_json, write_export
 
 store_option = click.option(
     "--store", "store_url", help="Audit store URL [default: $OVERSEER_STORE or sqlite:///.overseer/audit.db]."
@@ -38,19 +37,6 @@ def _what(step: StoredStep, limit: int | None = 80) -> Text:
     if isinstance(s, Observation):
         return safe(s.content, limit)
     return safe(s.text(), limit)
-
-
-def _step_json(step: StoredStep) -> dict[str, object]:
-    return {
-        **step.verdict_record(),
-        "step_id": step.id,
-        "agent": step.agent,
-        "created_at": step.created_at.isoformat(),
-        "latency_ms": step.latency_ms,
-        "errors": step.errors,
-        "step": step.step.model_dump(mode="json"),
-        "explanations": {s.name: s.explanation for s in step.scores if s.explanation},
-    }
 
 
 @audit_group.command("list")
@@ -97,7 +83,7 @@ def list_steps(
     )
     if as_json:
         for step in steps:
-            click.echo(json.dumps(_step_json(step), ensure_ascii=False))
+            click.echo(json.dumps(step_json(step), ensure_ascii=False))
         return
     table = Table(title=f"{len(steps)} decision(s) in {store!r}", expand=True)
     table.add_column("when", no_wrap=True)
@@ -139,17 +125,8 @@ def show(ident: str, as_json: bool, full: bool, store_url: str | None) -> None:
         click.echo(
             json.dumps(
                 {
-                    "trajectory": {
-                        "id": trajectory.id,
-                        "task": trajectory.task,
-                        "agent": trajectory.agent,
-                        "status": trajectory.status,
-                        "policy": trajectory.policy,
-                        "metadata": trajectory.metadata,
-                        "started_at": trajectory.started_at.isoformat() if trajectory.started_at else None,
-                        "ended_at": trajectory.ended_at.isoformat() if trajectory.ended_at else None,
-                    },
-                    "steps": [_step_json(s) for s in steps],
+                    "trajectory": trajectory_json(trajectory),
+                    "steps": [step_json(s) for s in steps],
                 },
                 ensure_ascii=False,
                 indent=2,
@@ -225,7 +202,7 @@ def queue(
         )
     if as_json:
         for step in steps:
-            click.echo(json.dumps(_step_json(step), ensure_ascii=False))
+            click.echo(json.dumps(step_json(step), ensure_ascii=False))
         return
     table = Table(title=f"{len(steps)} step(s) waiting for review", expand=True)
     table.add_column("step id", no_wrap=True)
@@ -287,28 +264,6 @@ def _by_prefix(store: AuditStore, prefix: str) -> StoredStep | None:
     return matches[0] if len(matches) == 1 else None
 
 
-EXPORT_COLUMNS = (
-    "trajectory_id",
-    "index",
-    "step_id",
-    "kind",
-    "tool",
-    "call_id",
-    "action",
-    "rule",
-    "reason",
-    "policy",
-    "scorer",
-    "halt",
-    "agent",
-    "created_at",
-    "scores",
-    "explanations",
-    "reviews",
-    "step",
-)
-
-
 @audit_group.command("export")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True)
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path))
@@ -319,35 +274,8 @@ EXPORT_COLUMNS = (
 def export(fmt: str, out: Path, actions: tuple[str, ...], since: datetime | None, store_url: str | None) -> None:
     """Export every decision with its scores, reviews and provenance (JSONL, CSV, or Parquet with pyarrow)."""
     with _open(store_url) as store:
-        steps = store.list_steps(actions=actions or None, since=since, limit=None, newest_first=False)
-        reviews: dict[str, list[dict[str, object]]] = {}
-        for r in store.list_reviews():
-            reviews.setdefault(r.step_id, []).append(r.model_dump(mode="json"))
-    rows = [{**_step_json(s), "reviews": reviews.get(s.id, [])} for s in steps]
-    if fmt == "jsonl":
-        with open(out, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    else:
-        flat = [
-            {
-                k: (json.dumps(row.get(k), ensure_ascii=False) if isinstance(row.get(k), (dict, list)) else row.get(k))
-                for k in EXPORT_COLUMNS
-            }
-            for row in rows
-        ]
-        if fmt == "csv":
-            with open(out, "w", encoding="utf-8", newline="") as fh:
-                writer = csv.DictWriter(fh, fieldnames=EXPORT_COLUMNS)
-                writer.writeheader()
-                writer.writerows(flat)
-        else:
-            try:
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-            except ImportError:
-                raise MissingDependencyError("Parquet export", "parquet") from None
-            pq.write_table(pa.Table.from_pylist(flat), out)
+        rows = export_rows(store, actions=actions, since=since)
+    write_export(rows, fmt, out)
     console.print(f"{len(rows)} decision(s) -> {out}")
 
 
