@@ -183,3 +183,48 @@ def test_review_queue_review_and_export(tmp_path: Path) -> None:
         assert len(list(csv_module.DictReader(fh))) == 6
     pyarrow = pytest.importorskip("pyarrow.parquet")
     assert pyarrow.read_table(tmp_path / "e.parquet").num_rows == 6
+
+
+def test_rescore_reports_what_a_new_policy_would_change_and_touches_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "chats.jsonl"
+    data.write_text(json.dumps(CHAT) + "\n")
+    store = f"sqlite:///{tmp_path / 'a.db'}"
+    assert invoke("score", str(data), "--store", store, "--out", str(tmp_path / "v.jsonl"))[0] == 0
+    recorded = [json.loads(line) for line in (tmp_path / "v.jsonl").read_text().splitlines()]
+    assert [v["action"] for v in recorded] == ["allow", "allow", "flag", "block", "allow", "allow"]
+    policy = tmp_path / "tighter.yaml"
+    policy.write_text(
+        "version: 1\nname: tighter\nextends: default\nrules:\n"
+        "  - name: block-inbox-reads\n    when: {kind: tool_call, tool: read_*}\n    action: block\n"
+        "  - name: flag-injected-observations\n    when: {kind: observation, score: {rules.injection: {below: 0.5}}}\n"
+        "    action: allow\n"
+    )
+    before = AuditStore(store)
+    rows_before = (before.count("steps"), before.count("reviews"), before.verify())
+    before.close()
+
+    code, out = invoke("audit", "rescore", "--policy", str(policy), "--store", store, "--json")
+    assert code == 0, out
+    report = json.loads(out)
+    assert report["summary"]["trajectories"] == 1 and report["summary"]["steps"] == 6
+    changes = {(c["index"], c["before"], c["after"], c["change"]) for c in report["changes"]}
+    assert changes == {(1, "allow", "block", "newly blocked"), (2, "flag", "allow", "newly allowed")}
+    assert report["summary"]["newly_blocked"] == 1 and report["summary"]["newly_allowed"] == 1
+    assert report["summary"]["transitions"]["block->block"] == 1
+    assert [c["after_rule"] for c in report["changes"]] == ["block-inbox-reads", "flag-injected-observations"]
+
+    code, out = invoke("audit", "rescore", "--policy", str(policy), "--store", store)
+    out = " ".join(out.split())
+    assert code == 0 and "1 newly blocked" in out and "1 newly allowed" in out
+    # the same policy as recorded: nothing changes
+    code, out = invoke("audit", "rescore", "--policy", "default", "--store", store, "--json")
+    assert json.loads(out)["summary"]["changed"] == 0
+    # a scorer override that the policy cannot take is named
+    code, out = invoke("audit", "rescore", "--policy", "default", "--scorer", "prm.model=x", "--store", store)
+    assert code == 2 and "no scorer 'prm'" in out
+    code, out = invoke("audit", "rescore", "--policy", "default", "--scorer", "rules", "--store", store)
+    assert code == 2 and "NAME.KEY=VALUE" in out
+
+    after = AuditStore(store)
+    assert (after.count("steps"), after.count("reviews"), after.verify()) == rows_before  # recorded decisions untouched
+    after.close()

@@ -305,3 +305,73 @@ def verify(trajectory_id: str | None, as_json: bool, store_url: str | None) -> N
         table.add_row(safe(p.trajectory_id), safe(p.record), safe(p.problem))
     console.print(table)
     raise SystemExit(1)
+
+
+@audit_group.command("rescore")
+@click.option("--policy", required=True, help="The policy to judge with: a file or a shipped name.")
+@click.option(
+    "--scorer",
+    "overrides",
+    multiple=True,
+    metavar="NAME.KEY=VALUE",
+    help="Change a scorer of that policy, e.g. prm.model=./new-model (repeatable).",
+)
+@click.option("--trajectory", "trajectory_ids", multiple=True, help="Only this trajectory (repeatable).")
+@click.option("--since", type=TimeParam(), help="Only trajectories started from this time.")
+@click.option("--limit", type=click.IntRange(1), help="At most this many trajectories.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document: the summary and every change.")
+@store_option
+@handle_errors
+def rescore_cmd(
+    policy: str,
+    overrides: tuple[str, ...],
+    trajectory_ids: tuple[str, ...],
+    since: datetime | None,
+    limit: int | None,
+    as_json: bool,
+    store_url: str | None,
+) -> None:
+    """Judge stored trajectories again under another policy or model; report the steps whose decision would change.
+
+    The recorded decisions are not touched: nothing is written to the store.
+    """
+    from overseer.policy import load_policy
+    from overseer.rescore import override_scorers, rescore
+
+    loaded = override_scorers(load_policy(policy), overrides) if overrides else load_policy(policy)
+    with _open(store_url) as store:
+        report = rescore(store, loaded, trajectory_ids=trajectory_ids or None, since=since, limit=limit)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+        return
+    if report.changes:
+        table = Table(title=f"{len(report.changes)} step(s) would be decided differently under {report.policy}")
+        for column in ("step", "what", "recorded", "now", "rule: reason"):
+            table.add_column(column, overflow="fold")
+        for c in report.changes:
+            where = safe(f"{c.trajectory_id}#{c.index}")
+            where.append(f" {c.kind}", style="dim")
+            now = action_text(c.after)
+            now.append(f"\n{c.change}", style="dim")
+            table.add_row(
+                where,
+                safe(c.tool or "", 40),
+                Text.assemble(action_text(c.before), safe(f"\n{c.before_rule or '(default)'}", 40)),
+                now,
+                Text.assemble(safe(c.after_rule or "(default)", 40), ": ", safe(c.after_reason, 160)),
+            )
+        console.print(table)
+    summary = report.summary()
+    console.print(
+        Text.assemble(
+            ("re-audit: ", "bold"),
+            f"{summary['trajectories']} trajectories, {summary['steps']} steps under {report.policy}: ",
+            (f"{summary['newly_blocked']} newly blocked", "red" if summary["newly_blocked"] else ""),
+            ", ",
+            (f"{summary['newly_allowed']} newly allowed", "green" if summary["newly_allowed"] else ""),
+            f", {summary['changed'] - summary['newly_blocked'] - summary['newly_allowed']} otherwise changed",
+            "; recorded decisions untouched",
+        )
+    )
+    for line in report.skipped:
+        console.print(Text("note: ", style="yellow") + safe(line))
