@@ -26,6 +26,7 @@ from typing import Any, Literal, TypeVar
 from opentelemetry.trace import Span
 
 from overseer.policy import Policy, PolicyEngine, TrajectoryContext, load_policy
+from overseer.redact import Redactor
 from overseer.scorers import CompositeScorer, ScoreRequest, StepScorer
 from overseer.scorers._registry import build_scorers
 from overseer.steps import Observation, Review, Step, ToolCall, Verdict
@@ -113,12 +114,30 @@ class TrajectoryHandle:
         self._steps: list[Step] = []
         self._lock = threading.Lock()
         self._ctx = TrajectoryContext(task=task)
+        self._masked_steps: dict[str, Step] = {}
         self._next = 0
         self._done: set[int] = set()
         self._waiters: dict[int, asyncio.Future[None]] = {}
         self._span: Span | None = None
         self._counts: Counter[str] = Counter()
         self._chain = genesis(trajectory_id)
+
+    def _masked(self, step: Step) -> Step:
+        """``step`` as recorded: masked by the policy's redactor (each step masked once)."""
+        redactor = self.overseer.redactor
+        if redactor is None:
+            return step
+        masked = self._masked_steps.get(step.id)
+        if masked is None:
+            masked = self._masked_steps[step.id] = redactor.step(step)
+        return masked
+
+    def _recorded_header(self) -> tuple[str, dict[str, Any]]:
+        """The task and metadata as recorded (masked where the policy says so)."""
+        redactor = self.overseer.redactor
+        if redactor is None:
+            return self.task, self.metadata
+        return redactor.text(self.task), redactor.value(self.metadata)
 
     def _link(self, content: dict[str, Any]) -> tuple[str, str]:
         """Chain a record to the previous one of this trajectory: (prev_hash, hash)."""
@@ -212,8 +231,17 @@ class TrajectoryHandle:
         )
         if id is not None:
             review = review.model_copy(update={"id": id})
-        chain = self._link(review_content(review.model_dump(mode="json")))
-        self.overseer.telemetry.record_review(self._span, review, chain)
+        recorded = review
+        redactor = self.overseer.redactor
+        if redactor is not None:
+            recorded = review.model_copy(
+                update={
+                    "comment": redactor.text(review.comment) if review.comment else review.comment,
+                    "edited": redactor.value(review.edited) if review.edited else review.edited,
+                }
+            )
+        chain = self._link(review_content(recorded.model_dump(mode="json")))
+        self.overseer.telemetry.record_review(self._span, recorded, chain)
         return review
 
     async def aend(self, status: str = "completed") -> None:
@@ -293,6 +321,8 @@ class Overseer:
     ) -> None:
         self.policy = load_policy(policy)
         self.engine = PolicyEngine(self.policy)
+        self.redactor: Redactor | None = Redactor(self.policy.redact) if self.policy.redact is not None else None
+        """Masks secrets and personal data in what is recorded (the policy's ``redact`` block), or ``None``."""
         self.scorer = CompositeScorer(
             list(scorers) if scorers is not None else build_scorers(self.policy.scorers),
             timeout_s=self.policy.scorer_timeout_s,
@@ -376,13 +406,7 @@ class Overseer:
     ) -> Verdict:
         started = time.time_ns()
         try:
-            request = ScoreRequest(
-                trajectory_id=handle.id,
-                task=handle.task,
-                history=history,
-                step=step,
-                metadata=handle.metadata,
-            )
+            request = self._request(handle, history, step)
             outcome = (await self.scorer.score_detailed([request]))[0]
             await handle._wait_turn(index)
             decision = self.engine.decide(step, outcome.scores, handle._ctx, outcome.errors, resampled=resampled)
@@ -390,17 +414,21 @@ class Overseer:
             verdict = self._verdict(handle, index, step, decision, outcome)
             handle.verdicts.append(verdict)
             handle._counts[verdict.action] += 1
-            step_json = step.model_dump(mode="json")  # serialised once: for the chain and for the span
-            chain = handle._link(step_content(verdict.to_record(), step_json))
+            recorded, recorded_verdict = step, verdict
+            if self.redactor is not None:  # what is stored and sent is masked; the caller gets the real verdict
+                recorded = handle._masked(step)
+                recorded_verdict = verdict.model_copy(update={"reason": self.redactor.text(verdict.reason)})
+            step_json = recorded.model_dump(mode="json")  # serialised once: for the chain and for the span
+            chain = handle._link(step_content(recorded_verdict.to_record(), step_json))
             assert handle._span is not None
             self.telemetry.record_step(
                 handle._span,
-                step=step,
-                verdict=verdict,
+                step=recorded,
+                verdict=recorded_verdict,
                 scores=outcome.scores,
                 started_ns=started,
                 agent=handle.agent,
-                trajectory=(handle.task, handle.metadata) if index == 0 else None,
+                trajectory=handle._recorded_header() if index == 0 else None,
                 chain=chain,
                 step_json=json.dumps(step_json, ensure_ascii=False),
             )
@@ -408,19 +436,25 @@ class Overseer:
         finally:
             handle._finish_turn(index)
 
+    def _request(self, handle: TrajectoryHandle, history: tuple[Step, ...], step: Step) -> ScoreRequest:
+        """What the scorers see: the steps as they are, or masked where the policy says ``scorers_see: redacted``."""
+        if self.redactor is not None and self.redactor.spec.scorers_see == "redacted":
+            task, metadata = handle._recorded_header()
+            return ScoreRequest(
+                trajectory_id=handle.id,
+                task=task,
+                history=tuple(handle._masked(s) for s in history),
+                step=handle._masked(step),
+                metadata=metadata,
+            )
+        return ScoreRequest(
+            trajectory_id=handle.id, task=handle.task, history=history, step=step, metadata=handle.metadata
+        )
+
     async def _evaluate(
         self, handle: TrajectoryHandle, history: tuple[Step, ...], steps: tuple[Step, ...]
     ) -> list[Verdict]:
-        requests = [
-            ScoreRequest(
-                trajectory_id=handle.id,
-                task=handle.task,
-                history=history + steps[:i],
-                step=step,
-                metadata=handle.metadata,
-            )
-            for i, step in enumerate(steps)
-        ]
+        requests = [self._request(handle, history + steps[:i], step) for i, step in enumerate(steps)]
         outcomes = await self.scorer.score_detailed(requests)  # one batch: each request carries its own history
         ctx = handle._ctx.fork()
         verdicts = []
@@ -439,9 +473,8 @@ class Overseer:
         await self.scorer.end_trajectory(handle.id)
         if handle._span is not None:
             counts = {"steps": len(handle._steps), **handle._counts}
-            self.telemetry.end_trajectory(
-                handle._span, task=handle.task, metadata=handle.metadata, status=status, counts=counts
-            )
+            task, metadata = handle._recorded_header()
+            self.telemetry.end_trajectory(handle._span, task=task, metadata=metadata, status=status, counts=counts)
         self._trajectories.pop(handle.id, None)
 
     # --- lifecycle --------------------------------------------------------------------------------------------

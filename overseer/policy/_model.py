@@ -282,6 +282,53 @@ ScorerSpec: TypeAlias = Annotated[
 ]
 
 
+class RedactSpec(BaseModel):
+    """What to mask before anything is stored or exported (the audit store, spans, exports)."""
+
+    model_config = _STRICT
+
+    secrets: bool = True
+    """API keys, tokens, private keys, passwords inside URLs."""
+    cards: bool = True
+    """Payment card numbers (13-19 digits that pass the Luhn check)."""
+    emails: bool = False
+    """E-mail addresses."""
+    phones: bool = False
+    """Phone numbers in international form (+ and 8-15 digits)."""
+    arg_names: list[str] = Field(
+        default_factory=lambda: [
+            "*password*",
+            "*passwd*",
+            "*secret*",
+            "*token*",
+            "*api_key*",
+            "*apikey*",
+            "authorization",
+            "cookie",
+            "cvv",
+            "cvc",
+            "ssn",
+            "pin",
+        ]
+    )
+    """Argument (and JSON key) names whose values are masked whole; globs, case-insensitive."""
+    patterns: dict[str, str] = Field(default_factory=dict)
+    """Your own: a label -> a regular expression whose matches are masked."""
+    scorers_see: Literal["original", "redacted"] = "original"
+    """What the scorers get: the original steps (default), or the masked ones (for a scorer outside your trust
+    boundary, such as a remote model)."""
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, value: dict[str, str]) -> dict[str, str]:
+        for label, regex in value.items():
+            try:
+                re.compile(regex)
+            except re.error as err:
+                raise ValueError(f"pattern {label!r} is not a valid regular expression: {err}") from None
+        return value
+
+
 def _default_scorers() -> dict[str, ScorerSpec]:
     return {"rules": RulesScorerSpec(type="rules")}
 
@@ -313,6 +360,8 @@ class Policy(BaseModel):
     """The rules, tried in order; the first match wins."""
     stop: StopSpec | None = None
     """The trajectory-level stop."""
+    redact: RedactSpec | None = None
+    """Masking of secrets and personal data before anything is stored or exported (none when absent)."""
 
     @model_validator(mode="after")
     def _unique_rule_names(self) -> Policy:
