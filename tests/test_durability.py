@@ -175,3 +175,61 @@ for i in range(40):
     with AuditStore(url) as store:
         assert store.count("steps") == 40
         assert store.get_trajectory("forgotten")[0].status == "abandoned"  # type: ignore[index]
+
+
+KILLED = """
+import os, signal, sys, time
+from overseer import AuditStore, Overseer, Plan, Telemetry, ToolCall
+from overseer.testing import ConstantScorer
+
+class Slow(AuditStore):
+    def write(self, records):
+        time.sleep(float(sys.argv[3]))
+        super().write(records)
+
+telemetry = Telemetry(store=Slow(sys.argv[1]), spill_dir=sys.argv[2])
+ov = Overseer({"name": "p"}, scorers=[ConstantScorer()], telemetry=telemetry)
+for t in range(1000):
+    run = ov.trajectory("task", id=f"run-{t}")
+    for i in range(10):
+        verdict = run.judge(ToolCall(tool="t", args={"i": i}) if i % 2 else Plan(content=str(i)))
+        print(f"{verdict.trajectory_id} {verdict.index}", flush=True)  # decided: the agent may act on it now
+    run.end()
+    if sys.argv[4] == "self" and t == 3:
+        os.kill(os.getpid(), signal.SIGKILL)  # mid-run: nothing flushed, the store still busy with a batch
+"""
+
+
+@pytest.mark.parametrize(("who", "store_delay"), [("self", "30"), ("parent", "0")])
+def test_a_killed_process_leaves_every_decided_step_in_the_store_or_the_spill(
+    tmp_path: Path, open_store: Any, who: str, store_delay: str
+) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    spill = tmp_path / "spill"
+    decided: list[str] = []
+    with subprocess.Popen(
+        [sys.executable, "-c", KILLED, url, str(spill), store_delay, who],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as child:
+        assert child.stdout is not None and child.stderr is not None
+        for line in child.stdout:
+            decided.append(line.strip())
+            if who == "parent" and len(decided) == 437:  # somewhere in the middle of a trajectory
+                child.kill()  # SIGKILL
+                break
+        decided += [line.strip() for line in child.stdout]  # what it printed before it died
+        errors = child.stderr.read()
+        child.wait(timeout=60)
+    assert child.returncode == -9, errors
+    assert len(decided) >= (40 if who == "self" else 437)
+
+    telemetry = Telemetry(store=url, spill_dir=spill)  # the next process adopts the dead one's log
+    Overseer(POLICY, scorers=[ConstantScorer()], telemetry=telemetry).close()
+    store = open_store(url)
+    stored = {(s.trajectory_id, s.index) for s in store.list_steps(limit=None)}
+    missing = {tuple(d.rsplit(" ", 1)) for d in decided} - {(t, str(i)) for t, i in stored}
+    assert not missing, sorted(missing)[:5]
+    assert store.count("steps") == len(stored)  # no duplicates
+    assert not SpillQueue(spill).pending() and not list(spill.glob("wal-*"))

@@ -29,7 +29,7 @@ from overseer import _semconv as sc
 from overseer.store._records import span_to_record
 from overseer.store._store import AuditStore
 
-__all__ = ["AuditExporter", "AuditSpanProcessor", "SpillQueue", "default_spill_dir"]
+__all__ = ["AuditExporter", "AuditSpanProcessor", "SpillQueue", "WriteAheadLog", "default_spill_dir"]
 
 log = logging.getLogger("overseer.audit")
 
@@ -139,6 +139,102 @@ class SpillQueue:
         self._rotate()
 
 
+class WriteAheadLog:
+    """Each audit record, appended to a local file before the step's verdict is returned.
+
+    A process killed outright (SIGKILL, OOM) loses what its memory held, not what it handed to the kernel: the
+    next process that opens the spill folder finds the dead process's log and replays it like a spill. Records
+    are written without fsync (a killed process does not need one; a machine crash may lose the last moments).
+    The log rolls over in segments; a segment is deleted once every record in it is in the store or the spill.
+    """
+
+    def __init__(self, directory: str | Path, segment_records: int = 5000) -> None:
+        self.directory = Path(directory)
+        self.segment_records = segment_records
+        self._lock = threading.Lock()
+        self._file: Any = None
+        self._path: Path | None = None
+        self._seq = 0
+        self._segments: list[tuple[int, Path]] = []
+        """Closed segments and the sequence number of their last record."""
+        self._in_segment = 0
+
+    def append(self, record: Record) -> int:
+        """Write one record; returns its sequence number."""
+        line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
+        with self._lock:
+            if self._file is None:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._path = self.directory / f"wal-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
+                self._file = open(self._path, "ab", buffering=0)  # noqa: SIM115 - kept open across appends
+                self._in_segment = 0
+            self._file.write(line)
+            self._seq += 1
+            self._in_segment += 1
+            if self._in_segment >= self.segment_records:
+                self._file.close()
+                assert self._path is not None
+                self._segments.append((self._seq, self._path))
+                self._file = None
+            return self._seq
+
+    def done(self, seq: int) -> None:
+        """Every record up to ``seq`` is in the store or the spill: drop the segments that hold only those."""
+        with self._lock:
+            while self._segments and self._segments[0][0] <= seq:
+                _, path = self._segments.pop(0)
+                path.unlink(missing_ok=True)
+            if seq >= self._seq and self._file is not None and self._in_segment:
+                self._file.truncate(0)  # unbuffered, opened for append: the next write starts the file anew
+                self._in_segment = 0
+
+    def close(self) -> None:
+        """Close and remove the log (call only once everything in it is in the store or the spill)."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+            for _, path in self._segments:
+                path.unlink(missing_ok=True)
+            self._segments.clear()
+            if self._path is not None:
+                self._path.unlink(missing_ok=True)
+                self._path = None
+
+    @staticmethod
+    def adopt_orphans(directory: str | Path) -> int:
+        """Turn the logs of processes that are gone into spill files (replayed like any spill); returns how many."""
+        folder = Path(directory)
+        if not folder.is_dir():
+            return 0
+        adopted = 0
+        for path in folder.glob("wal-*.jsonl"):
+            try:
+                pid = int(path.name.split("-")[1])
+            except (IndexError, ValueError):
+                continue
+            if pid == os.getpid() or _alive(pid):
+                continue
+            try:
+                path.rename(path.with_name("spill-" + path.name))
+                adopted += 1
+            except FileNotFoundError:
+                continue  # another process adopted it first
+        if adopted:
+            log.warning("found %d audit log(s) of processes that died; replaying them", adopted)
+        return adopted
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class AuditExporter(SpanExporter):
     """Exports overseer spans into an :class:`AuditStore`, spilling to disk while the store is unavailable."""
 
@@ -236,6 +332,7 @@ class AuditSpanProcessor(SpanProcessor):
         max_batch: int = 512,
         delay_s: float = 0.2,
         block_s: float = 1.0,
+        write_ahead: bool = True,
     ) -> None:
         self.exporter = exporter
         self.max_batch = max_batch
@@ -246,6 +343,9 @@ class AuditSpanProcessor(SpanProcessor):
         self._stopped = False
         self.overflowed = 0
         """How many records the agent's thread spilled itself because the queue stayed full."""
+        self.wal: WriteAheadLog | None = WriteAheadLog(exporter.spill.directory) if write_ahead else None
+        """Where each record goes before its verdict is returned, so a killed process loses none."""
+        WriteAheadLog.adopt_orphans(exporter.spill.directory)
         self._worker = threading.Thread(target=self._run, name="overseer-audit", daemon=True)
         self._worker.start()
 
@@ -253,38 +353,46 @@ class AuditSpanProcessor(SpanProcessor):
         """Nothing to do when a span starts."""
 
     def on_end(self, span: ReadableSpan) -> None:
-        """Queue an overseer span for export (other spans are ignored)."""
+        """Log an overseer span's record ahead and queue it for export (other spans are ignored)."""
         if not span.attributes or sc.RECORD not in span.attributes:
             return
-        if self._stopped:
-            self._export_now([span])
+        record = span_to_record(span)
+        if record is None:
             return
+        if self._stopped:
+            self._export_now([record])
+            return
+        seq = 0
+        if self.wal is not None:
+            try:
+                seq = self.wal.append(record)
+            except OSError as err:
+                log.error("audit write-ahead log failed (%s); a killed process may lose queued records", err)
+                self.wal = None
         try:
-            self._queue.put(span, timeout=self.block_s)
+            self._queue.put((seq, record), timeout=self.block_s)
         except queue.Full:
             self.overflowed += 1
-            record = span_to_record(span)
-            if record is not None:
-                try:
-                    self.exporter.spill.append([record])
-                    self.exporter.stats["spilled"] += 1
-                except OSError:
-                    log.exception("audit queue full and spill failed; exporting on the caller's thread")
-                    self._export_now([span])
+            try:
+                self.exporter.spill.append([record])
+                self.exporter.stats["spilled"] += 1
+            except OSError:
+                log.exception("audit queue full and spill failed; exporting on the caller's thread")
+                self._export_now([record])
 
-    def _export_now(self, spans: list[ReadableSpan]) -> None:
+    def _export_now(self, records: list[Record]) -> None:
         delay = 0.1
-        while self.exporter.export(spans) is SpanExportResult.FAILURE:
+        while self.exporter.write(records) is SpanExportResult.FAILURE:
             time.sleep(delay)  # neither the store nor the disk takes it: hold on to it and keep trying
             delay = min(delay * 2, 5.0)
 
-    def _collect(self) -> tuple[list[ReadableSpan], list[threading.Event], bool]:
+    def _collect(self) -> tuple[list[tuple[int, Record]], list[threading.Event], bool]:
         """Wait for work; let a batch gather for ``delay_s`` (a flush cuts that short); then take it in one go.
 
         Sleeping instead of waking on every span keeps the worker off the agent's CPU (and the GIL) while
         steps are being decided.
         """
-        batch: list[ReadableSpan] = []
+        batch: list[tuple[int, Record]] = []
         waiters: list[threading.Event] = []
         try:
             item = self._queue.get(timeout=min(self.exporter.retry_interval_s, 1.0))
@@ -325,7 +433,9 @@ class AuditSpanProcessor(SpanProcessor):
             while True:
                 try:
                     if batch:
-                        self._export_now(batch)
+                        self._export_now([record for _, record in batch])
+                        if self.wal is not None:
+                            self.wal.done(batch[-1][0])
                     elif self.exporter.due():
                         self.exporter.retry()
                     break
@@ -358,3 +468,5 @@ class AuditSpanProcessor(SpanProcessor):
         self._worker.join()
         self._stopped = True
         self.exporter.shutdown()
+        if self.wal is not None:
+            self.wal.close()
