@@ -120,6 +120,19 @@ def test_bench_pipeline_reports_percentiles_and_no_loss() -> None:
     assert result["sqlite_store"]["audit_records_lost"] == 0
 
 
+def test_bench_load_counts_every_record_of_concurrent_agent_runs() -> None:
+    pytest.importorskip("langgraph")
+    code, out = invoke("bench", "load", "--runs", "12", "--seconds", "1", "--model-latency-ms", "5", "--json")
+    assert code == 0, out
+    result = json.loads(out)
+    assert result["concurrent_runs"] == 12 and result["runs_completed"] >= 12
+    assert result["records_stored"] == result["records_expected"] == result["runs_completed"] * 13
+    assert result["records_lost"] == result["records_duplicated"] == 0
+    assert 0 < result["oversight_ms_p50"] <= result["oversight_ms_p99"] and result["steps_per_s"] > 0
+    code, out = invoke("bench", "load", "--outage-s", "5", "--json")
+    assert code == 2 and "postgresql" in out
+
+
 @pytest.mark.slow
 def test_score_real_openai_transcripts(shared_datasets: Path, tmp_path: Path) -> None:
     """tau-bench's 200 airline runs (OpenAI chat transcripts): one verdict per step, every step in the store."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -62,6 +62,19 @@ class ScriptedChatModel(BaseChatModel):
             import time
 
             time.sleep(self.delay_s)
+        return ChatResult(generations=[ChatGeneration(message=self._pick(messages))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.delay_s:
+            import asyncio
+
+            await asyncio.sleep(self.delay_s)  # concurrent runs wait together, as on a real model server
         return ChatResult(generations=[ChatGeneration(message=self._pick(messages))])
 
 

@@ -59,6 +59,45 @@ def agent(runs: int, model_latency_ms: float, as_json: bool) -> None:
         console.print_json(json.dumps(result))
 
 
+@bench_group.command("load")
+@click.option("--runs", type=click.IntRange(1), default=100, show_default=True, help="Agent runs at once.")
+@click.option(
+    "--seconds", type=click.FloatRange(1), default=10.0, show_default=True, help="Keep starting runs this long."
+)
+@click.option("--model-latency-ms", type=click.FloatRange(0), default=20.0, show_default=True)
+@click.option("--store", "store_url", help="Audit store URL [default: a fresh SQLite file].")
+@click.option(
+    "--outage-s",
+    type=click.FloatRange(0),
+    default=0.0,
+    help="Stop the local PostgreSQL (pg_ctlcluster) 2 s in, for this long; needs --store postgresql://...",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
+@handle_errors
+def load(
+    runs: int, seconds: float, model_latency_ms: float, store_url: str | None, outage_s: float, as_json: bool
+) -> None:
+    """Many scripted LangChain agents at once through one Overseer and one store: steps/s, p99, records lost."""
+    from importlib.metadata import entry_points
+
+    from overseer.exceptions import MissingDependencyError
+
+    found = {ep.name: ep for ep in entry_points(group="overseer.bench")}
+    try:
+        bench_load = found["load"].load()
+    except (KeyError, ImportError):
+        raise MissingDependencyError("overseer bench load", "langgraph") from None
+    result = bench_load(
+        runs=runs, seconds=seconds, model_latency_ms=model_latency_ms, store=store_url, outage_s=outage_s
+    )
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        console.print_json(json.dumps(result))
+    if result["records_lost"] or result["records_duplicated"]:
+        raise SystemExit(1)
+
+
 @bench_group.command("prm")
 @click.option(
     "--model", default="default", show_default=True, help="default, a model directory, or an id in the cache."
