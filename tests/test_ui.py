@@ -65,6 +65,7 @@ def test_queue_trajectory_review_and_export_over_http(store: AuditStore) -> None
     assert page.status_code == 200
     text = page.text
     assert "<script>window" not in text and "<img src=x" not in text and "<b id=injected>" not in text
+    assert "\x1b" not in text and "\ufffdred\ufffd" in text  # terminal escapes shown as a replacement character
     assert "&lt;script&gt;window.__pwned = 1" in text and "&lt;/pre&gt;&lt;b id=injected&gt;" in text
     assert "{{ 7*7 }}" in text and "49" not in text.split("{{ 7*7 }}")[0][-5:]  # no template evaluation
     assert "Summarise my inbox &lt;b&gt;now&lt;/b&gt;" in text

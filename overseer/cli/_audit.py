@@ -375,3 +375,23 @@ def rescore_cmd(
     )
     for line in report.skipped:
         console.print(Text("note: ", style="yellow") + safe(line))
+
+
+@audit_group.command("report")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The HTML file to write.")
+@click.option("--since", type=TimeParam(), help="From this time (ISO, or an age: 30m, 2h, 7d).")
+@click.option("--until", type=TimeParam(), help="Before this time.")
+@click.option(
+    "--trajectories", type=click.IntRange(0), default=10, show_default=True, help="Trajectories shown in full."
+)
+@store_option
+@handle_errors
+def report_cmd(
+    out: Path, since: datetime | None, until: datetime | None, trajectories: int, store_url: str | None
+) -> None:
+    """Write an HTML report (PNG plots inside, opens offline): rates over time, rules, score curves, steps."""
+    from overseer.report import write_report
+
+    with _open(store_url) as store:
+        write_report(store, out, since=since, until=until, trajectories=trajectories)
+    console.print(f"report -> {out}")

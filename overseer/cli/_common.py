@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from overseer._text import printable
 from overseer.exceptions import OverseerError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -20,12 +21,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 
 def safe(text: object, limit: int | None = None) -> Text:
     """Untrusted text (tool output, arguments) as a rich Text: no markup, no terminal escape codes."""
-    value = _CONTROL.sub("\N{REPLACEMENT CHARACTER}", str(text))
+    value = printable(str(text))
     if limit is not None and len(value) > limit:
         value = value[: limit - 1] + "\N{HORIZONTAL ELLIPSIS}"
     return Text(value)

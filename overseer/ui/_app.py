@@ -31,6 +31,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from overseer._text import printable
 from overseer.steps import ACTIONS, Review
 from overseer.store import AuditStore, StoredStep
 from overseer.store.export import FORMATS, export_rows, render_export, step_json
@@ -97,6 +98,7 @@ def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = 
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=printable,  # terminal escape codes and control characters never reach the page
     )
     csrf = secrets.token_urlsafe(32)
 
