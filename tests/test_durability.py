@@ -233,3 +233,61 @@ def test_a_killed_process_leaves_every_decided_step_in_the_store_or_the_spill(
     assert not missing, sorted(missing)[:5]
     assert store.count("steps") == len(stored)  # no duplicates
     assert not SpillQueue(spill).pending() and not list(spill.glob("wal-*"))
+
+
+def test_a_full_database_spills_and_catches_up_when_space_returns(tmp_path: Path, open_store: Any) -> None:
+    """SQLite's max_page_count makes the real database full: inserts fail with SQLITE_FULL."""
+    from sqlalchemy import event
+
+    store = AuditStore(f"sqlite:///{tmp_path / 'a.db'}")
+    with store.engine.connect() as conn:
+        pages = conn.exec_driver_sql("PRAGMA page_count").scalar()
+
+    def cap(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.execute(f"PRAGMA max_page_count = {pages + 2}")
+
+    event.listen(store.engine, "connect", cap)
+    store.engine.dispose()
+    telemetry = Telemetry(store=store, spill_dir=tmp_path / "spill")
+    assert telemetry.audit is not None
+    telemetry.audit.exporter.retry_interval_s = 0.05
+    ov = Overseer(POLICY, scorers=[ConstantScorer()], telemetry=telemetry)
+    with ov.trajectory("task", id="full") as run:
+        verdicts = [run.judge(Plan(content=f"{i} " + "x" * 2000)) for i in range(200)]
+    assert len(verdicts) == 200  # the agent never waited on the full disk
+    ov.flush()
+    assert telemetry.audit.exporter.degraded and telemetry.audit.exporter.stats["spilled"] > 0
+    assert telemetry.audit.exporter.stats["store_errors"] > 0 and SpillQueue(tmp_path / "spill").count() > 0
+    event.remove(store.engine, "connect", cap)  # space comes back
+    store.engine.dispose()
+    ov.close()
+    check = open_store(store.url)
+    assert check.count("steps") == 200 and len({s.index for s in check.list_steps(limit=None)}) == 200
+    assert not SpillQueue(tmp_path / "spill").pending()
+
+
+@pytest.mark.postgres
+def test_a_locked_postgres_table_never_blocks_the_agent(pg_url: str, tmp_path: Path, open_store: Any) -> None:
+    """A slow database, for real: another session holds an exclusive lock on the steps table."""
+    import psycopg
+
+    open_store(pg_url)  # migrate
+    telemetry = Telemetry(store=pg_url, spill_dir=tmp_path / "spill")
+    ov = Overseer(POLICY, scorers=[ConstantScorer()], telemetry=telemetry)
+    run_steps(ov, "warm", 4)
+    ov.flush()
+    with psycopg.connect(pg_url) as locker:
+        locker.execute("LOCK TABLE steps IN ACCESS EXCLUSIVE MODE")
+        started = time.perf_counter()
+        run_steps(ov, "while-locked", 100)  # returns while the lock is still held: nothing waited on the database
+        held_for = time.perf_counter() - started
+        with psycopg.connect(pg_url) as probe:
+            probe.execute("SET lock_timeout = '100ms'")
+            with pytest.raises(psycopg.errors.LockNotAvailable):
+                probe.execute("SELECT count(*) FROM steps").fetchone()
+        locker.rollback()  # the lock goes; the queued records go in
+    assert held_for < 30
+    ov.close()
+    check = open_store(pg_url)
+    assert check.count("steps") == 104
+    assert len({(s.trajectory_id, s.index) for s in check.list_steps(limit=None)}) == 104
