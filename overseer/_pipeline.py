@@ -25,7 +25,8 @@ from typing import Any, Literal, TypeVar
 
 from opentelemetry.trace import Span
 
-from overseer.policy import Policy, PolicyEngine, TrajectoryContext, load_policy
+from overseer._text import clean_json, clean_str
+from overseer.policy import Decision, Policy, PolicyEngine, TrajectoryContext, load_policy
 from overseer.redact import Redactor
 from overseer.scorers import CompositeScorer, ScoreRequest, StepScorer
 from overseer.scorers._registry import build_scorers
@@ -95,6 +96,20 @@ class _Portal:
         self._thread = None
 
 
+def _recordable(step: Step) -> dict[str, Any]:
+    """The step as JSON that every store takes: valid UTF-8, no NUL, nesting cut.
+
+    What the agent sent may be none of these; recording it must never fail, nor fail the agent.
+    """
+    try:
+        dumped = step.model_dump(mode="json")
+    except (RecursionError, ValueError) as err:  # nesting beyond what the serializer takes
+        dumped = {"kind": step.kind, "id": step.id, "unrecordable": f"{type(err).__name__}: {err}"[:500]}
+        if isinstance(step, ToolCall):
+            dumped.update(tool=step.tool, call_id=step.call_id, args={})
+    return dict(clean_json(dumped))
+
+
 class TrajectoryHandle:
     """One trajectory under oversight. Made by :meth:`Overseer.trajectory`; judge its steps in order.
 
@@ -136,8 +151,8 @@ class TrajectoryHandle:
         """The task and metadata as recorded (masked where the policy says so)."""
         redactor = self.overseer.redactor
         if redactor is None:
-            return self.task, self.metadata
-        return redactor.text(self.task), redactor.value(self.metadata)
+            return clean_str(self.task), clean_json(self.metadata)
+        return clean_str(redactor.text(self.task)), clean_json(redactor.value(self.metadata))
 
     def _link(self, content: dict[str, Any]) -> tuple[str, str]:
         """Chain a record to the previous one of this trajectory: (prev_hash, hash)."""
@@ -240,7 +255,7 @@ class TrajectoryHandle:
                     "edited": redactor.value(review.edited) if review.edited else review.edited,
                 }
             )
-        chain = self._link(review_content(recorded.model_dump(mode="json")))
+        chain = self._link(review_content(clean_json(recorded.model_dump(mode="json"))))
         self.overseer.telemetry.record_review(self._span, recorded, chain)
         return review
 
@@ -409,8 +424,17 @@ class Overseer:
             request = self._request(handle, history, step)
             outcome = (await self.scorer.score_detailed([request]))[0]
             await handle._wait_turn(index)
-            decision = self.engine.decide(step, outcome.scores, handle._ctx, outcome.errors, resampled=resampled)
-            self.engine.commit(step, outcome.scores, decision, handle._ctx)
+            try:
+                decision = self.engine.decide(step, outcome.scores, handle._ctx, outcome.errors, resampled=resampled)
+            except Exception as err:  # a policy that cannot be evaluated on this step fails closed, never the agent
+                log.exception("policy %s could not be evaluated on step %d of %s", self.policy.id, index, handle.id)
+                decision = Decision(
+                    self.policy.on_scorer_error, None, f"the policy could not be evaluated: {type(err).__name__}"
+                )
+            try:
+                self.engine.commit(step, outcome.scores, decision, handle._ctx)
+            except Exception:
+                log.exception("step %d of %s could not be kept in the policy's memory", index, handle.id)
             verdict = self._verdict(handle, index, step, decision, outcome)
             handle.verdicts.append(verdict)
             handle._counts[verdict.action] += 1
@@ -418,7 +442,14 @@ class Overseer:
             if self.redactor is not None:  # what is stored and sent is masked; the caller gets the real verdict
                 recorded = handle._masked(step)
                 recorded_verdict = verdict.model_copy(update={"reason": self.redactor.text(verdict.reason)})
-            step_json = recorded.model_dump(mode="json")  # serialised once: for the chain and for the span
+            step_json = _recordable(recorded)  # serialised once: for the chain and for the span
+            recorded_verdict = recorded_verdict.model_copy(
+                update={
+                    "reason": clean_str(recorded_verdict.reason),
+                    "tool": clean_str(recorded_verdict.tool) if recorded_verdict.tool else recorded_verdict.tool,
+                    "call_id": clean_str(recorded_verdict.call_id) if recorded_verdict.call_id else None,
+                }
+            )
             chain = handle._link(step_content(recorded_verdict.to_record(), step_json))
             assert handle._span is not None
             self.telemetry.record_step(
@@ -431,6 +462,9 @@ class Overseer:
                 trajectory=handle._recorded_header() if index == 0 else None,
                 chain=chain,
                 step_json=json.dumps(step_json, ensure_ascii=False),
+                args_json=json.dumps(step_json["args"], sort_keys=True, ensure_ascii=False)
+                if isinstance(recorded, ToolCall)
+                else None,
             )
             return verdict
         finally:

@@ -19,6 +19,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from overseer._text import MAX_DEPTH, clean_json
 from overseer.policy._model import RedactSpec
 from overseer.scorers._rules import _SECRETS
 from overseer.steps import Step, ToolCall
@@ -61,13 +62,16 @@ class Redactor:
         self._names = (
             re.compile("|".join(fnmatch.translate(g.lower()) for g in spec.arg_names)) if spec.arg_names else None
         )
-        # key: value pairs inside free text (``"password": "hunter2"``, ``token=abc``), for names without globs
-        words = [re.escape(g.strip("*").lower()) for g in spec.arg_names if g.strip("*")]
+        # key: value pairs inside free text (``"password": "hunter2"``, ``token=abc``): the key must start a word
+        # and its parts are bounded, so a long run of word characters costs linear time, not quadratic
+        keys = [r"[\w-]{0,40}".join(re.escape(part) for part in g.lower().split("*")) for g in spec.arg_names]
         self._pairs = (
             re.compile(
-                r"""(?i)(["']?[\w-]*(?:""" + "|".join(words) + r""")[\w-]*["']?\s*[:=]\s*["']?)([^\s"',;&}]{3,})"""
+                r"""(?i)((?<![\w-])["']?(?:"""
+                + "|".join(keys)
+                + r""")["']?[ \t]{0,4}[:=][ \t]{0,4}["']?)([^\s"',;&}]{3,200})"""
             )
-            if words
+            if keys
             else None
         )
 
@@ -104,22 +108,22 @@ class Redactor:
         """Whether an argument or key called ``name`` has its value masked whole."""
         return self._names is not None and self._names.match(name.lower()) is not None
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: Any, depth: int = 0) -> Any:
         """A JSON value with sensitive keys' values masked whole and every string masked by pattern."""
         if isinstance(value, str):
             return self.text(value)
+        if isinstance(value, Mapping | list | tuple) and depth >= MAX_DEPTH:
+            return f"(nested deeper than {MAX_DEPTH} levels; cut)"
         if isinstance(value, Mapping):
-            return {
-                k: (
-                    self.mask(json.dumps(v, sort_keys=True, default=str), "argument")
-                    if self.sensitive_name(str(k)) and v not in (None, "")
-                    else self.value(v)
-                )
-                for k, v in value.items()
-            }
+            return {k: self._field(str(k), v, depth) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.value(v) for v in value]
+            return [self.value(v, depth + 1) for v in value]
         return value
+
+    def _field(self, name: str, value: Any, depth: int) -> Any:
+        if self.sensitive_name(name) and value not in (None, ""):
+            return self.mask(json.dumps(clean_json(value), sort_keys=True, default=str), "argument")
+        return self.value(value, depth + 1)
 
     def step(self, step: Step) -> Step:
         """A copy of ``step`` with its text and arguments masked (the same step when nothing was)."""

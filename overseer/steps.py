@@ -109,8 +109,13 @@ class ToolCall(_StepBase):
     """The call's id, which links it to its observation."""
 
     def args_json(self) -> str:
-        """The arguments as compact JSON with sorted keys."""
-        return json.dumps(self.args, sort_keys=True, ensure_ascii=False, default=str)
+        """The arguments as compact JSON with sorted keys (nesting past 64 levels cut, as text)."""
+        try:
+            return json.dumps(self.args, sort_keys=True, ensure_ascii=False, default=str)
+        except (RecursionError, ValueError):
+            from overseer._text import clean_json
+
+            return json.dumps(clean_json(self.args), sort_keys=True, ensure_ascii=False, default=str)
 
     def text(self) -> str:
         """``tool(args as JSON)``."""

@@ -125,10 +125,11 @@ class Telemetry:
         trajectory: tuple[str, Mapping[str, Any]] | None = None,
         chain: tuple[str, str] | None = None,
         step_json: str | None = None,
+        args_json: str | None = None,
     ) -> None:
         """Emit the span of one decided step. Never raises: telemetry must not break the agent."""
         try:
-            self._record_step(parent, step, verdict, scores, started_ns, agent, trajectory, chain, step_json)
+            self._record_step(parent, step, verdict, scores, started_ns, agent, trajectory, chain, step_json, args_json)
         except Exception:
             log.exception("could not record step %s of %s", verdict.index, verdict.trajectory_id)
 
@@ -143,6 +144,7 @@ class Telemetry:
         trajectory: tuple[str, Mapping[str, Any]] | None,
         chain: tuple[str, str] | None = None,
         step_json: str | None = None,
+        args_json: str | None = None,
     ) -> None:
         now = time.time_ns()
         attributes: dict[str, Any] = {
@@ -174,7 +176,7 @@ class Telemetry:
             attributes[sc.TOOL_CALL_ID] = verdict.call_id
         if isinstance(step, ToolCall):
             attributes[sc.OPERATION] = "execute_tool"
-            attributes[sc.TOOL_CALL_ARGUMENTS] = step.args_json()
+            attributes[sc.TOOL_CALL_ARGUMENTS] = args_json if args_json is not None else step.args_json()
             name = f"execute_tool {step.tool}"
         else:
             name = f"overseer.{step.kind}"

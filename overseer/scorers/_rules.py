@@ -196,17 +196,18 @@ def find_targets(text: str) -> set[str]:
 
 
 def json_strings(value: Any) -> Iterator[str]:
-    """Every string (and number, as text) inside a JSON value."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from json_strings(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from json_strings(item)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield str(value)
+    """Every string (and number, as text) inside a JSON value, in order, however deep (no recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            yield str(item)
 
 
 def _first_match(patterns: Sequence[_Pattern], texts: Sequence[str]) -> _Pattern | None:

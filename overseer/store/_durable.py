@@ -45,6 +45,16 @@ def default_spill_dir(store_url: str) -> Path:
     return Path(".overseer") / "spill"
 
 
+def is_transient(err: BaseException) -> bool:
+    """Whether a store error means "not now" (down, unreachable, locked, full) rather than "not this record"."""
+    from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    from overseer.exceptions import StoreError
+
+    return isinstance(err, OperationalError | InterfaceError | DisconnectionError | PoolTimeout | OSError | StoreError)
+
+
 class SpillQueue:
     """Audit records kept on disk (JSON Lines, fsynced) until the store takes them.
 
@@ -110,13 +120,37 @@ class SpillQueue:
             try:
                 records = self._read(claimed)
                 for start in range(0, len(records), batch_size):
-                    write(records[start : start + batch_size])
+                    self._write_or_reject(write, records[start : start + batch_size], path)
             except BaseException:
                 claimed.rename(path)
                 raise
             claimed.unlink()
             written += len(records)
         return written
+
+    def _write_or_reject(self, write: Callable[[list[Record]], None], batch: list[Record], source: Path) -> None:
+        """Write a batch, or, when the store refuses it for its content (not for being down), record by record.
+
+        Each record the store refuses is set aside in ``rejected-*.jsonl`` beside the spill, with the error: a
+        poison record must not hold back every record after it.
+        """
+        try:
+            write(batch)
+            return
+        except Exception as err:
+            if is_transient(err):
+                raise
+        for record in batch:
+            try:
+                write([record])
+            except Exception as err:
+                if is_transient(err):
+                    raise
+                rejected = self.directory / f"rejected-{source.name}"
+                with open(rejected, "ab") as out:
+                    out.write((json.dumps({"error": f"{type(err).__name__}: {err}"[:1000], "record": record},
+                                          default=str) + "\n").encode())  # fmt: skip
+                log.error("the audit store refused a record (%s); kept in %s", type(err).__name__, rejected)
 
     @staticmethod
     def _read(path: Path) -> list[Record]:
