@@ -13,6 +13,7 @@ Each trajectory is one sequence (the template of :mod:`overseer.prm._render`); o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -119,6 +120,8 @@ def _model(base: str, torch: Any) -> tuple[Any, Any]:
     import transformers
 
     path = minilm_path() if base == "minilm" else Path(base)
+    if path is not None and (path / "overseer_delta.safetensors").is_file():  # continue from a model trained here
+        return load_delta_model(path).train(), transformers.BertTokenizer.from_pretrained(path, local_files_only=True)
     if path is None:
         from overseer.exceptions import MissingDependencyError
 
@@ -242,6 +245,11 @@ def train(
     random.seed(config.seed)
     torch.manual_seed(config.seed)
     model, tokenizer = _model(config.base, torch)
+    continued_from = None
+    if config.base != "minilm" and (Path(config.base) / "overseer_delta.safetensors").is_file():
+        continued_from = config.base
+        block = json.loads((Path(config.base) / "config.json").read_text()).get("overseer", {})
+        config = dataclasses.replace(config, base=block.get("base", "minilm"))  # the frozen weights' origin
     for name, parameter in model.named_parameters():
         parameter.requires_grad = not name.startswith(FROZEN_PREFIXES)
     renderer = Renderer(
@@ -316,6 +324,7 @@ def train(
         "final_loss": round(sum(losses[-50:]) / max(1, len(losses[-50:])), 4),
         "stopped": stopped,
         "heldout_models": config.holdout_models,
+        "continued_from": continued_from,
         "heldout": evaluate(model, test_examples, config.threshold) if test_examples else None,
     }
     card = _card(config, metrics, describe_data)
@@ -337,6 +346,11 @@ def _card(config: TrainConfig, metrics: dict[str, Any], describe_data: str) -> s
         "  decoder (causal attention, so scoring is incremental); word embeddings frozen and not stored here",
         "  (`overseer_delta.safetensors` holds the other weights in half precision).",
         "- head: one logit, sigmoid = P(good); trained with binary cross-entropy on soft targets.",
+        *(
+            [f"- training continued from the model in `{metrics['continued_from']}` (its card says how it was made)."]
+            if metrics.get("continued_from")
+            else []
+        ),
         "",
         "## Data and labels",
         describe_data or "(see the training command)",
