@@ -224,3 +224,23 @@ def test_a_resampled_step_that_still_fails_gets_the_fallback(policy_file: Path) 
         verdict = run.judge(Plan(content="still vague"), resampled=3)
     assert (verdict.action, verdict.rule) == ("block", "weak-plan")
     assert "no candidate of 3 passed, fallback block" in verdict.reason
+
+
+def test_an_optional_scorer_that_cannot_load_is_left_out_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from overseer.exceptions import ConfigError
+
+    policy = {
+        "name": "opt",
+        "scorers": {"rules": {"type": "rules"}, "prm": {"type": "prm", "model": str(tmp_path / "nowhere")}},
+        "rules": [{"name": "low", "when": {"score": {"prm": {"below": 0.5}}}, "action": "block"}],
+    }
+    with pytest.raises(ConfigError, match="nowhere"):
+        Overseer(policy, telemetry=memory()[0])
+    policy["scorers"]["prm"]["required"] = False  # type: ignore[index]
+    with caplog.at_level("WARNING"), Overseer(policy, telemetry=memory()[0]) as ov, ov.trajectory("t") as run:
+        verdict = run.judge(ToolCall(tool="get_weather", args={"city": "Oslo"}))
+    assert verdict.action == "allow" and "prm" not in verdict.scores
+    assert any(name.startswith("rules.") for name in verdict.scores)  # the rules scorer still runs
+    assert "scorer 'prm' left out" in caplog.text

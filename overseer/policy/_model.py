@@ -227,6 +227,9 @@ class PrmScorerSpec(BaseModel):
     """Allow the model's own code to run (Qwen2.5-Math-PRM needs it)."""
     allow_download: bool = False
     """Fetch a Hugging Face id that is not in the local cache (never in tests)."""
+    required: bool = True
+    """When ``false``, a missing ``prm`` extra or model leaves this scorer out with a warning (the rules that read
+    its score then match nothing) instead of refusing to start."""
 
 
 class RemotePrmScorerSpec(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import Any
 
 from overseer.exceptions import ConfigError
@@ -10,6 +11,8 @@ from overseer.scorers._base import StepScorer
 from overseer.scorers._rules import RulesConfig, RulesScorer
 
 __all__ = ["build_scorer", "build_scorers"]
+
+log = logging.getLogger("overseer")
 
 
 def build_scorer(name: str, spec: Any) -> StepScorer:
@@ -51,5 +54,13 @@ def build_scorer(name: str, spec: Any) -> StepScorer:
 
 
 def build_scorers(specs: dict[str, Any]) -> list[StepScorer]:
-    """The scorers for a policy's ``scorers`` mapping, in order."""
-    return [build_scorer(name, spec) for name, spec in specs.items()]
+    """The scorers for a policy's ``scorers`` mapping, in order (an optional one that cannot load is left out)."""
+    scorers = []
+    for name, spec in specs.items():
+        try:
+            scorers.append(build_scorer(name, spec))
+        except ConfigError as err:
+            if getattr(spec, "required", True):
+                raise
+            log.warning("scorer %r left out: %s (it is optional in this policy; its rules match nothing)", name, err)
+    return scorers
