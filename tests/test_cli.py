@@ -233,8 +233,8 @@ def test_rescore_reports_what_a_new_policy_would_change_and_touches_nothing(tmp_
     code, out = invoke("audit", "rescore", "--policy", "default", "--store", store, "--json")
     assert json.loads(out)["summary"]["changed"] == 0
     # a scorer override that the policy cannot take is named
-    code, out = invoke("audit", "rescore", "--policy", "default", "--scorer", "prm.model=x", "--store", store)
-    assert code == 2 and "no scorer 'prm'" in out
+    code, out = invoke("audit", "rescore", "--policy", "default", "--scorer", "judge.model=x", "--store", store)
+    assert code == 2 and "no scorer 'judge'" in out
     code, out = invoke("audit", "rescore", "--policy", "default", "--scorer", "rules", "--store", store)
     assert code == 2 and "NAME.KEY=VALUE" in out
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from overseer._text import clean_str
 from overseer.steps import FinalAnswer, Message, Observation, Plan, Step, ToolCall
 
 __all__ = ["RenderConfig", "Renderer", "Segment"]
@@ -80,7 +81,8 @@ class Renderer:
         self._start = () if start is None else (int(start),)
 
     def _encode(self, text: str) -> list[int]:
-        ids: list[int] = self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
+        # tokenizers refuse lone surrogates: what an agent saw may hold any code point
+        ids: list[int] = self.tokenizer(clean_str(text), add_special_tokens=False, verbose=False)["input_ids"]
         return ids
 
     def _fit(self, ids: list[int], budget: int, what: str) -> tuple[tuple[int, ...], str | None]:

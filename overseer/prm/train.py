@@ -13,12 +13,13 @@ Each trajectory is one sequence (the template of :mod:`overseer.prm._render`); o
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,25 @@ def save_delta(model: Any, tokenizer: Any, out: Path, config: TrainConfig, card:
     (out / "README.md").write_text(card)
 
 
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers' load report and progress bar (they would land in the agent's terminal)."""
+    from transformers.utils import logging as imported
+
+    hf_logging: Any = imported  # untyped functions
+
+    level = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
 def load_delta_model(directory: Path, dtype: Any = None) -> Any:
     """Rebuild a model saved by :func:`save_delta`: the base's weights, then the saved ones over them."""
     import transformers
@@ -221,9 +241,10 @@ def load_delta_model(directory: Path, dtype: Any = None) -> Any:
 
         raise MissingDependencyError(f"the PRM in {directory} (built on {base})", "prm")
     config = transformers.AutoConfig.from_pretrained(directory, local_files_only=True)
-    model = transformers.AutoModelForTokenClassification.from_pretrained(
-        base_path, config=config, local_files_only=True
-    )
+    with quiet_transformers():  # the base's pooler and missing head are expected: the delta brings the head
+        model = transformers.AutoModelForTokenClassification.from_pretrained(
+            base_path, config=config, local_files_only=True
+        )
     state = load_file(str(directory / "overseer_delta.safetensors"))
     missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
     if unexpected or any(not k.startswith(FROZEN_PREFIXES) for k in missing):
