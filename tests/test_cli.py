@@ -142,7 +142,10 @@ def test_score_real_openai_transcripts(shared_datasets: Path, tmp_path: Path) ->
         for r in runs:
             fh.write(json.dumps({"id": f"{r['task_id']}-{r['trial']}", "messages": r["traj"]}) + "\n")
     store = f"sqlite:///{tmp_path / 'a.db'}"
-    code, out = invoke("score", str(data), "--format", "openai", "--store", store, "--out", str(tmp_path / "v.jsonl"))
+    code, out = invoke(
+        "score", str(data), "--format", "openai", "--policy", "permissive", "--store", store,
+        "--out", str(tmp_path / "v.jsonl"),
+    )  # fmt: skip
     assert code == 0, out
     from overseer import read_trajectories
 
