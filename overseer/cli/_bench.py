@@ -104,13 +104,20 @@ def load(
 )
 @click.option("--steps", type=click.IntRange(5), default=50, show_default=True, help="Steps per trajectory.")
 @click.option("--trajectories", type=click.IntRange(1), default=16, show_default=True, help="Concurrent trajectories.")
+@click.option(
+    "--slide-keep",
+    type=click.FloatRange(0.05, 0.95),
+    default=0.5,
+    show_default=True,
+    help="Share of the window kept when it slides (the policy key slide_keep).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
 @handle_errors
-def prm(model: str, steps: int, trajectories: int, as_json: bool) -> None:
+def prm(model: str, steps: int, trajectories: int, slide_keep: float, as_json: bool) -> None:
     """The PRM: per-step latency p50/p99 at batch 1, steps/s batched, incremental against re-encoding."""
     from overseer.prm.bench import bench_prm
 
-    result = bench_prm(model=model, steps=steps, trajectories=trajectories)
+    result = bench_prm(model=model, steps=steps, trajectories=trajectories, slide_keep=slide_keep)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:

@@ -55,4 +55,5 @@ def build_scorer(name: str, spec: Any) -> PrmScorer:
         max_wait_ms=spec.max_wait_ms,
         incremental=spec.incremental,
         render=render,
+        slide_keep=spec.slide_keep,
     )

@@ -107,8 +107,13 @@ class PrmScorer(BaseScorer):
         max_wait_ms: float = 2.0,
         incremental: bool = True,
         render: RenderConfig | None = None,
+        slide_keep: float = 0.5,
     ) -> None:
+        if not 0.0 < slide_keep < 1.0:
+            raise ValueError(f"slide_keep must be between 0 and 1, not {slide_keep}")
         self.model = model
+        self.slide_keep = slide_keep
+        """The share of the window a slide keeps (task and latest steps): less keeps less context, slides less."""
         self.renderer = Renderer(model.tokenizer, render or model.render)
         self.name = name
         self.version = f"{model.model_id}@{model.digest}"
@@ -200,7 +205,7 @@ class PrmScorer(BaseScorer):
         length = (len(head.ids) if fresh else keep) + sum(len(seg.ids) for seg in segments)
         cuts = [c for c in (head.cut, segments[-1].cut) if c]
         if length > self.model.max_length:
-            # the window is full: rebuild the cache once from the task and the latest steps (half a window)
+            # the window is full: rebuild the cache once from the task and the latest steps (slide_keep of it)
             state, new_steps, segments = self._slide(request, head.ids)
             fresh, keep = True, 0
         ids: list[int] = list(head.ids) if fresh else []
@@ -227,9 +232,9 @@ class PrmScorer(BaseScorer):
         return self._scores(probs[-1], cuts)
 
     def _slide(self, request: ScoreRequest, head: Sequence[int]) -> tuple[_State, list[Any], list[Segment]]:
-        """A new state whose window starts at the latest history steps that fill half the model's window."""
+        """A new state whose window starts at the latest history steps that fill ``slide_keep`` of the window."""
         step = self._segment(request.trajectory_id, request.step)
-        room = max(0, self.model.max_length // 2 - len(head) - len(step.ids))
+        room = max(0, int(self.model.max_length * self.slide_keep) - len(head) - len(step.ids))
         start = len(request.history)
         while start > 0:
             size = len(self._segment(request.trajectory_id, request.history[start - 1]).ids)

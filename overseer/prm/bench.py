@@ -73,7 +73,9 @@ def _pct(samples: list[float]) -> dict[str, float]:
     return {"p50_ms": round(q[49], 2), "p99_ms": round(q[98], 2), "mean_ms": round(statistics.fmean(samples), 2)}
 
 
-def bench_prm(model: str = "default", steps: int = 50, trajectories: int = 16) -> dict[str, Any]:
+def bench_prm(
+    model: str = "default", steps: int = 50, trajectories: int = 16, slide_keep: float = 0.5
+) -> dict[str, Any]:
     """Measure the PRM scorer on this machine (all figures from one run)."""
     torch = _torch()
     note = None
@@ -88,7 +90,7 @@ def bench_prm(model: str = "default", steps: int = 50, trajectories: int = 16) -
         tokens = sum(len(step_model.tokenizer(s.text(), add_special_tokens=False)["input_ids"]) for s in trajectory)
 
         async def run() -> dict[str, Any]:
-            single = PrmScorer(step_model, batch_size=1, max_wait_ms=0)
+            single = PrmScorer(step_model, batch_size=1, max_wait_ms=0, slide_keep=slide_keep)
             await _one(single, task, trajectory, "warm-up")
             started = time.perf_counter()
             latency = await _one(single, task, trajectory, "inc")
@@ -97,7 +99,7 @@ def bench_prm(model: str = "default", steps: int = 50, trajectories: int = 16) -
             started = time.perf_counter()
             await _one(reencode, task, trajectory, "full")
             reencode_s = time.perf_counter() - started
-            batched = PrmScorer(step_model, batch_size=trajectories, max_wait_ms=5)
+            batched = PrmScorer(step_model, batch_size=trajectories, max_wait_ms=5, slide_keep=slide_keep)
             started = time.perf_counter()
             await asyncio.gather(*(_one(batched, task, trajectory, f"b{i}") for i in range(trajectories)))
             batched_s = time.perf_counter() - started
@@ -120,6 +122,7 @@ def bench_prm(model: str = "default", steps: int = 50, trajectories: int = 16) -
                     "tokens_fed_incremental": single.stats["tokens"],
                     "tokens_fed_reencode": reencode.stats["tokens"],
                     "window_slides": single.stats["slides"],
+                    "slide_keep": slide_keep,
                 },
             }
 
