@@ -11,6 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from overseer.cli._common import console, err_console, handle_errors
 
 READERS = ("asb", "agentprocessbench", "toolemu", "tau_bench", "who_and_when")
+PARTS = ("all", "train", "heldout")
+PART_HELP = "Keep only this part of the fixed held-out split (see overseer/prm/datasets.py)."
 
 
 @click.group("prm")
@@ -27,14 +29,15 @@ def prm_group() -> None:
     required=True,
     help="Write step-labelled trajectories (JSON Lines) here.",
 )
+@click.option("--part", type=click.Choice(PARTS), default="all", show_default=True, help=PART_HELP)
 @handle_errors
-def data(dataset: str, source: Path, out: Path) -> None:
+def data(dataset: str, source: Path, out: Path, part: str) -> None:
     """Turn a public DATASET file into step-labelled trajectories (the rules are in overseer/prm/datasets.py)."""
     from overseer.prm import datasets
 
     reader = getattr(datasets, f"read_{dataset}")
-    n = datasets.write_labelled(reader(source), out)
-    console.print(f"{n} trajectories -> {out}")
+    n = datasets.write_labelled((i for i in reader(source) if part in ("all", datasets.part(i))), out)
+    console.print(f"{n} trajectories ({part}) -> {out}")
 
 
 @prm_group.command("train")
@@ -104,7 +107,20 @@ def train_command(
 @click.argument("model")
 @click.argument("data_files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--holdout-models", default="", help="Evaluate only these agent models (comma-separated).")
+@click.option("--part", type=click.Choice(PARTS), default="all", show_default=True, help=PART_HELP)
 @click.option("--threshold", type=float, default=0.5, show_default=True, help="Flag a step when P(good) is below this.")
+@click.option(
+    "--thresholds",
+    default="",
+    help="Comma-separated P(good) thresholds for the tool-call figures (the policy's; default: --threshold).",
+)
+@click.option(
+    "--slide-keep",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.5,
+    show_default=True,
+    help="The scorer's slide_keep (share of the window a slide keeps).",
+)
 @click.option("--limit", type=int, help="Evaluate at most this many trajectories.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a PNG of one trajectory's scores.")
 @click.option("--trajectory", "trajectory_id", help="The trajectory to plot (default: the first with a bad step).")
@@ -113,26 +129,38 @@ def eval_command(
     model: str,
     data_files: tuple[Path, ...],
     holdout_models: str,
+    part: str,
     threshold: float,
+    thresholds: str,
+    slide_keep: float,
     limit: int | None,
     plot: Path | None,
     trajectory_id: str | None,
 ) -> None:
-    """Evaluate MODEL on step-labelled DATA_FILES: AUROC, precision/recall, ProcessBench F1, best-of-N (JSON)."""
+    """Evaluate MODEL on step-labelled DATA_FILES (JSON figures; steps scored as the policy's scorer does).
+
+    AUROC, precision/recall, ProcessBench F1, best-of-N, and tool calls blocked per threshold.
+    """
+    from overseer.exceptions import ConfigError
     from overseer.prm import load_step_model
+    from overseer.prm.datasets import part as part_of
     from overseer.prm.datasets import read_labelled
     from overseer.prm.evaluate import evaluate_items, plot_scores
 
+    try:
+        cuts = [float(t) for t in thresholds.split(",") if t.strip()]
+    except ValueError:
+        raise ConfigError(f"--thresholds {thresholds!r}: expected numbers separated by commas") from None
     wanted = {m for m in holdout_models.split(",") if m}
     items = [
         i
         for p in data_files
         for i in read_labelled(p)
-        if not wanted or i.trajectory.metadata.get("agent_model") in wanted
+        if (not wanted or i.trajectory.metadata.get("agent_model") in wanted) and part in ("all", part_of(i))
     ]
     items = items[:limit] if limit else items
     step_model = load_step_model(model)
-    result = evaluate_items(step_model, items, threshold)
+    result = evaluate_items(step_model, items, threshold, thresholds=cuts, slide_keep=slide_keep)
     if plot is not None:
         chosen = next(
             (i for i in items if (i.trajectory.id == trajectory_id if trajectory_id else 0.0 in i.labels.values())),

@@ -148,6 +148,24 @@ class PrmScorer(BaseScorer):
         """The trajectories whose caches are held (for tests and diagnostics)."""
         return list(self._states)
 
+    def score_steps(
+        self, task: str, steps: Sequence[Any], indices: Sequence[int] | None = None, trajectory_id: str = "offline"
+    ) -> dict[int, dict[str, Score]]:
+        """Score steps of one stored trajectory on the calling thread, as the live scorer would, step by step.
+
+        ``indices``: the steps to score (default: all); each sees the steps before it as history. For offline
+        work (evaluation, re-audit); the trajectory's cache is freed at the end.
+        """
+        wanted = range(len(steps)) if indices is None else sorted(set(indices))
+        out: dict[int, dict[str, Score]] = {}
+        try:
+            for i in wanted:
+                request = ScoreRequest(trajectory_id=trajectory_id, task=task, history=tuple(steps[:i]), step=steps[i])
+                out[i] = self._run_batch([request])[0]
+        finally:
+            self._forget(trajectory_id)
+        return out
+
     async def aclose(self) -> None:
         """Drop every cache and stop the worker thread."""
         self._states.clear()

@@ -12,12 +12,17 @@ and ``case`` so that splits can hold out whole agent models or cases.
 - :func:`read_toolemu` - ToolEMU runs with LLM-judge ToolCallRisk per trajectory.
 - :func:`read_tau_bench` - tau-bench airline runs with a reward and ground-truth write actions.
 - :func:`read_who_and_when` - Who&When failed multi-agent logs with the decisive mistake marked.
+
+**The held-out split** (:func:`part`, ``overseer prm data|eval --part``), fixed so that evaluation is repeatable:
+ASB runs of three whole agent models (:data:`HELDOUT_ASB_MODELS`); tau-bench runs of odd task ids; synthetic runs
+never; every other dataset 40% of trajectories, by ``int(sha256(id), 16) % 10 >= 6``.
 """
 
 from __future__ import annotations
 
 import ast
 import gzip
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -28,7 +33,9 @@ from typing import Any
 from overseer.steps import FinalAnswer, Message, Observation, Plan, Step, ToolCall, Trajectory
 
 __all__ = [
+    "HELDOUT_ASB_MODELS",
     "LabelledTrajectory",
+    "part",
     "read_agentprocessbench",
     "read_asb",
     "read_labelled",
@@ -51,6 +58,26 @@ class LabelledTrajectory:
         record = json.loads(self.trajectory.model_dump_json(exclude_none=True))
         record["labels"] = {str(i): v for i, v in sorted(self.labels.items())}
         return json.dumps(record, ensure_ascii=False)
+
+
+HELDOUT_ASB_MODELS = ("gpt-4o-2024-08-06", "llama3.1:70b", "gemma2:27b")
+"""The ASB agent models whose runs are kept out of training (the default model's card reports on them)."""
+
+
+def part(item: LabelledTrajectory) -> str:
+    """``"heldout"`` or ``"train"``: the fixed split of the module docstring."""
+    metadata = item.trajectory.metadata
+    dataset = metadata.get("dataset")
+    if dataset == "asb":
+        held = metadata.get("agent_model") in HELDOUT_ASB_MODELS
+    elif dataset == "tau_bench":
+        case = str(metadata.get("case", ""))
+        held = case.isdigit() and int(case) % 2 == 1
+    elif dataset == "synthetic":
+        held = False
+    else:
+        held = int(hashlib.sha256(item.trajectory.id.encode()).hexdigest(), 16) % 10 >= 6
+    return "heldout" if held else "train"
 
 
 def _open(path: str | Path) -> Any:

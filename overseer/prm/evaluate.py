@@ -1,6 +1,8 @@
 """Evaluating a step scorer on step-labelled trajectories (``overseer prm eval``).
 
-Reports, on the labelled steps (hard labels only for the classification figures):
+Steps are scored by :class:`~overseer.prm.PrmScorer` exactly as a policy runs it (step by step, incremental for
+causal models, the same window and slides), so the figures are what the policy would see. Reports, on the labelled
+steps (hard labels only for the classification figures):
 
 - **step AUROC**: how well ``1 - P(good)`` ranks bad steps above good ones;
 - **precision / recall at the threshold**: a step is flagged when P(good) < threshold (use the policy's);
@@ -9,7 +11,9 @@ Reports, on the labelled steps (hard labels only for the classification figures)
   labelled step flagged);
 - **best-of-N selection**: for groups of trajectories on the same case with a known outcome (``metadata.outcome``,
   1 good, 0 bad), how often the trajectory chosen by each aggregation of its step scores (min, product, last,
-  mean) is a good one, counting only groups that hold both.
+  mean) is a good one, counting only groups that hold both;
+- **tool calls blocked**: for each of the policy's thresholds, the share of bad and of good tool calls scored below
+  it (the figures a policy rule ``prm < threshold`` on tool calls gives).
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ from typing import Any
 
 from overseer.exceptions import MissingDependencyError
 from overseer.prm._model import StepModel
-from overseer.prm._render import Renderer
+from overseer.prm._scorer import PrmScorer
 from overseer.prm.datasets import LabelledTrajectory
-from overseer.prm.train import Example, auroc, build_examples, predict
+from overseer.prm.train import auroc
 
 __all__ = ["AGGREGATIONS", "evaluate_items", "plot_scores", "processbench_f1", "select_best"]
 
@@ -36,17 +40,18 @@ AGGREGATIONS: dict[str, Callable[[list[float]], float]] = {
 }
 
 
-def _score_items(model: StepModel, items: Sequence[LabelledTrajectory], all_steps: bool) -> list[dict[int, float]]:
-    """P(good) per step index (labelled steps, or all steps), one dict per item."""
-    renderer = Renderer(model.tokenizer, model.render)
+def _score_items(
+    model: StepModel, items: Sequence[LabelledTrajectory], all_steps: bool, slide_keep: float = 0.5
+) -> list[dict[int, float]]:
+    """P(good) per step index (labelled steps, or all steps), one dict per item, through the policy's scorer."""
+    scorer = PrmScorer(model, slide_keep=slide_keep)  # score_steps runs here: its worker thread never starts
     out: list[dict[int, float]] = []
     for item in items:
-        indices = range(len(item.trajectory.steps)) if all_steps else sorted(item.labels)
-        probe = LabelledTrajectory(item.trajectory, {i: 1.0 for i in indices})
-        examples: list[Example] = build_examples([probe], renderer, model.max_length)
-        probs = predict(model.model, examples) if examples else []
-        flat = [p for row in probs for p in row]
-        out.append(dict(zip(indices, flat, strict=False)))
+        steps = item.trajectory.steps
+        indices = range(len(steps)) if all_steps else sorted(i for i in item.labels if 0 <= i < len(steps))
+        scored = scorer.score_steps(item.trajectory.task, steps, indices, trajectory_id=item.trajectory.id)
+        # one head: its score; several: the first head
+        out.append({i: next(iter(scores.values())).value for i, scores in scored.items()})
     return out
 
 
@@ -95,9 +100,36 @@ def select_best(scores: Sequence[dict[int, float]], items: Sequence[LabelledTraj
     return result
 
 
-def evaluate_items(model: StepModel, items: Sequence[LabelledTrajectory], threshold: float = 0.5) -> dict[str, Any]:
-    """Every figure of the module docstring, on ``items``."""
-    labelled = _score_items(model, items, all_steps=False)
+def tool_calls_blocked(
+    scores: Sequence[float], bad: Sequence[int], kinds: Sequence[str], thresholds: Sequence[float]
+) -> dict[str, Any]:
+    """Per threshold, how many bad and good tool calls score below it."""
+    calls = [(s, b) for s, b, k in zip(scores, bad, kinds, strict=True) if k == "tool_call"]
+    n_bad = sum(b for _, b in calls)
+    n_good = len(calls) - n_bad
+    out: dict[str, Any] = {"bad_calls": n_bad, "good_calls": n_good}
+    for t in thresholds:
+        caught = sum(1 for s, b in calls if b and s < t)
+        wrong = sum(1 for s, b in calls if not b and s < t)
+        out[f"below_{t:g}"] = {
+            "bad_blocked": caught,
+            "bad_blocked_rate": caught / n_bad if n_bad else None,
+            "good_blocked": wrong,
+            "good_blocked_rate": wrong / n_good if n_good else None,
+        }
+    return out
+
+
+def evaluate_items(
+    model: StepModel,
+    items: Sequence[LabelledTrajectory],
+    threshold: float = 0.5,
+    *,
+    thresholds: Sequence[float] = (),
+    slide_keep: float = 0.5,
+) -> dict[str, Any]:
+    """Every figure of the module docstring, on ``items`` (``thresholds``: for the tool-call figures)."""
+    labelled = _score_items(model, items, all_steps=False, slide_keep=slide_keep)
     scores, targets, kinds = [], [], []
     for item, row in zip(items, labelled, strict=True):
         for i, value in item.labels.items():
@@ -126,6 +158,7 @@ def evaluate_items(model: StepModel, items: Sequence[LabelledTrajectory], thresh
         "recall": tp / max(1, sum(bad)),
         "good_flagged": sum(1 for f, b in zip(flagged, bad, strict=True) if f and not b) / max(1, len(bad) - sum(bad)),
         "by_kind": by_kind,
+        "tool_calls": tool_calls_blocked(scores, bad, kinds, thresholds or [threshold]),
         "processbench": processbench_f1(labelled, items, threshold),
         "best_of_n": select_best(labelled, items),
     }

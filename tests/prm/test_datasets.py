@@ -1,13 +1,15 @@
 """Step labels derived from the public datasets: each rule on a small record, and the counts on the real files."""
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
-from overseer import FinalAnswer, Observation, Plan, ToolCall
+from overseer import FinalAnswer, Observation, Plan, ToolCall, Trajectory
 from overseer.prm.datasets import (
     LabelledTrajectory,
+    part,
     read_agentprocessbench,
     read_asb,
     read_labelled,
@@ -161,6 +163,26 @@ def test_counts_on_the_shared_datasets(shared_datasets: Path) -> None:
     assert len(tau) == 200 and sum(0.0 in i.labels.values() for i in tau) <= 116  # at most one bad call per failed run
     who = list(read_who_and_when(shared_datasets / "who_and_when" / "who_and_when.jsonl.gz"))
     assert len(who) == 184 and all(list(i.labels.values()).count(0.0) == 1 for i in who)
+    # the fixed held-out split the default model's card reports on
+    held = [sum(part(i) == "heldout" for i in data) for data in (asb, tau, apb, toolemu)]
+    assert held == [2000, 100, 110, 945]
+
+
+def test_the_held_out_split_is_fixed_by_model_task_or_id() -> None:
+    def labelled(id: str, **metadata: object) -> LabelledTrajectory:
+        return LabelledTrajectory(Trajectory(id=id, task="t", metadata=metadata), {})
+
+    assert part(labelled("a", dataset="asb", agent_model="llama3.1:70b")) == "heldout"
+    assert part(labelled("a", dataset="asb", agent_model="gpt-4o-mini")) == "train"
+    assert part(labelled("t", dataset="tau_bench", case="7")) == "heldout"
+    assert part(labelled("t", dataset="tau_bench", case="8")) == "train"
+    assert part(labelled("syn-1", dataset="synthetic")) == "train"
+    # other datasets: 40% by a hash of the id, the same on every machine
+    by_id = [part(labelled(f"apb-{n}", dataset="agentprocessbench")) for n in range(1000)]
+    assert 350 < by_id.count("heldout") < 450
+    assert part(labelled("apb-1", dataset="agentprocessbench")) == (
+        "heldout" if int(hashlib.sha256(b"apb-1").hexdigest(), 16) % 10 >= 6 else "train"
+    )
 
 
 def test_tau_bench_rule_marks_the_first_divergent_write_call(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from overseer import Plan, ToolCall, Trajectory
 from overseer.prm.datasets import LabelledTrajectory
-from overseer.prm.evaluate import processbench_f1, select_best
+from overseer.prm.evaluate import processbench_f1, select_best, tool_calls_blocked
 
 
 def item(labels: dict[int, float], case: str = "c", outcome: int | None = None) -> LabelledTrajectory:
@@ -31,6 +31,21 @@ def test_processbench_f1() -> None:
     result = processbench_f1(scores, items, threshold=0.5)
     assert (result["accuracy_flawed"], result["accuracy_clean"]) == (0.5, 0.5)
     assert result["f1"] == pytest.approx(0.5)
+
+
+def test_tool_calls_blocked_per_threshold() -> None:
+    scores = [0.005, 0.1, 0.9, 0.001, 0.5, 0.15]
+    bad = [1, 1, 1, 0, 0, 0]
+    kinds = ["tool_call", "tool_call", "tool_call", "tool_call", "tool_call", "plan"]  # the plan is not a call
+    result = tool_calls_blocked(scores, bad, kinds, [0.01, 0.2])
+    assert (result["bad_calls"], result["good_calls"]) == (3, 2)
+    assert result["below_0.01"] == {
+        "bad_blocked": 1,
+        "bad_blocked_rate": pytest.approx(1 / 3),
+        "good_blocked": 1,
+        "good_blocked_rate": 0.5,
+    }
+    assert (result["below_0.2"]["bad_blocked"], result["below_0.2"]["good_blocked"]) == (2, 1)
 
 
 def test_best_of_n_by_aggregation() -> None:

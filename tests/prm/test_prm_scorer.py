@@ -123,6 +123,17 @@ def test_an_uncommitted_candidate_is_cropped_from_the_cache(causal_dir: Path) ->
     assert got == pytest.approx(run(reference, task, steps), abs=1e-5)
 
 
+def test_offline_scoring_of_chosen_steps_equals_live_scoring(causal_dir: Path) -> None:
+    # what `overseer prm eval` runs: only the labelled steps are asked for, the rest is history
+    model = load_step_model(str(causal_dir))
+    task, steps = trajectory(4)
+    live = run(PrmScorer(model), task, steps)
+    scorer = PrmScorer(model)
+    offline = scorer.score_steps(task, steps, [1, 4, 9], trajectory_id="x")
+    assert {i: s["prm"].value for i, s in offline.items()} == pytest.approx({i: live[i] for i in (1, 4, 9)}, abs=1e-5)
+    assert scorer.cached_trajectories() == []
+
+
 def test_the_cache_is_freed_when_the_trajectory_ends(causal_dir: Path) -> None:
     scorer = PrmScorer(load_step_model(str(causal_dir)))
     with Overseer({"name": "p"}, scorers=[scorer]) as overseer, overseer.trajectory("task", id="t1") as handle:
