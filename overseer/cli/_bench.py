@@ -107,7 +107,7 @@ def load(
 @click.option(
     "--slide-keep",
     type=click.FloatRange(0.05, 0.95),
-    default=0.5,
+    default=0.25,
     show_default=True,
     help="Share of the window kept when it slides (the policy key slide_keep).",
 )

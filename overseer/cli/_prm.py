@@ -117,7 +117,7 @@ def train_command(
 @click.option(
     "--slide-keep",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=0.5,
+    default=0.25,
     show_default=True,
     help="The scorer's slide_keep (share of the window a slide keeps).",
 )

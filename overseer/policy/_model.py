@@ -219,7 +219,7 @@ class PrmScorerSpec(BaseModel):
     """Budget for a tool's output."""
     incremental: bool = True
     """Reuse the key/value cache of earlier steps (causal backbones only)."""
-    slide_keep: float = Field(default=0.5, gt=0.0, lt=1.0)
+    slide_keep: float = Field(default=0.25, gt=0.0, lt=1.0)
     """When the window is full, the share of it that the rebuilt cache keeps (the task and the latest steps)."""
     batch_size: int = Field(default=16, ge=1)
     """The largest batch the micro-batcher forms."""

@@ -107,7 +107,7 @@ class PrmScorer(BaseScorer):
         max_wait_ms: float = 2.0,
         incremental: bool = True,
         render: RenderConfig | None = None,
-        slide_keep: float = 0.5,
+        slide_keep: float = 0.25,
     ) -> None:
         if not 0.0 < slide_keep < 1.0:
             raise ValueError(f"slide_keep must be between 0 and 1, not {slide_keep}")

@@ -74,7 +74,7 @@ def _pct(samples: list[float]) -> dict[str, float]:
 
 
 def bench_prm(
-    model: str = "default", steps: int = 50, trajectories: int = 16, slide_keep: float = 0.5
+    model: str = "default", steps: int = 50, trajectories: int = 16, slide_keep: float = 0.25
 ) -> dict[str, Any]:
     """Measure the PRM scorer on this machine (all figures from one run)."""
     torch = _torch()

@@ -41,7 +41,7 @@ AGGREGATIONS: dict[str, Callable[[list[float]], float]] = {
 
 
 def _score_items(
-    model: StepModel, items: Sequence[LabelledTrajectory], all_steps: bool, slide_keep: float = 0.5
+    model: StepModel, items: Sequence[LabelledTrajectory], all_steps: bool, slide_keep: float = 0.25
 ) -> list[dict[int, float]]:
     """P(good) per step index (labelled steps, or all steps), one dict per item, through the policy's scorer."""
     scorer = PrmScorer(model, slide_keep=slide_keep)  # score_steps runs here: its worker thread never starts
@@ -126,7 +126,7 @@ def evaluate_items(
     threshold: float = 0.5,
     *,
     thresholds: Sequence[float] = (),
-    slide_keep: float = 0.5,
+    slide_keep: float = 0.25,
 ) -> dict[str, Any]:
     """Every figure of the module docstring, on ``items`` (``thresholds``: for the tool-call figures)."""
     labelled = _score_items(model, items, all_steps=False, slide_keep=slide_keep)
