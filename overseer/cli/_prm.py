@@ -121,6 +121,10 @@ def train_command(
     show_default=True,
     help="The scorer's slide_keep (share of the window a slide keeps).",
 )
+@click.option(
+    "--policy",
+    help="Also replay every trajectory under this policy (file or shipped name) and count its actions on tool calls.",
+)
 @click.option("--limit", type=int, help="Evaluate at most this many trajectories.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a PNG of one trajectory's scores.")
 @click.option("--trajectory", "trajectory_id", help="The trajectory to plot (default: the first with a bad step).")
@@ -133,6 +137,7 @@ def eval_command(
     threshold: float,
     thresholds: str,
     slide_keep: float,
+    policy: str | None,
     limit: int | None,
     plot: Path | None,
     trajectory_id: str | None,
@@ -145,7 +150,7 @@ def eval_command(
     from overseer.prm import load_step_model
     from overseer.prm.datasets import part as part_of
     from overseer.prm.datasets import read_labelled
-    from overseer.prm.evaluate import evaluate_items, plot_scores
+    from overseer.prm.evaluate import evaluate_items, plot_scores, policy_decisions
 
     try:
         cuts = [float(t) for t in thresholds.split(",") if t.strip()]
@@ -161,6 +166,8 @@ def eval_command(
     items = items[:limit] if limit else items
     step_model = load_step_model(model)
     result = evaluate_items(step_model, items, threshold, thresholds=cuts, slide_keep=slide_keep)
+    if policy is not None:
+        result["under_policy"] = policy_decisions(policy, items)
     if plot is not None:
         chosen = next(
             (i for i in items if (i.trajectory.id == trajectory_id if trajectory_id else 0.0 in i.labels.values())),

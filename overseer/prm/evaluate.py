@@ -14,12 +14,16 @@ steps (hard labels only for the classification figures):
   mean) is a good one, counting only groups that hold both;
 - **tool calls blocked**: for each of the policy's thresholds, the share of bad and of good tool calls scored below
   it (the figures a policy rule ``prm < threshold`` on tool calls gives).
+
+:func:`policy_decisions` answers the question a deployment asks: replaying each trajectory under a whole policy
+(its rules and every scorer, the PRM included), what it does with the labelled bad and good tool calls.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,15 @@ from overseer.prm._scorer import PrmScorer
 from overseer.prm.datasets import LabelledTrajectory
 from overseer.prm.train import auroc
 
-__all__ = ["AGGREGATIONS", "evaluate_items", "plot_scores", "processbench_f1", "select_best"]
+__all__ = [
+    "AGGREGATIONS",
+    "evaluate_items",
+    "plot_scores",
+    "policy_decisions",
+    "processbench_f1",
+    "select_best",
+    "tool_calls_blocked",
+]
 
 AGGREGATIONS: dict[str, Callable[[list[float]], float]] = {
     "min": min,
@@ -162,6 +174,54 @@ def evaluate_items(
         "processbench": processbench_f1(labelled, items, threshold),
         "best_of_n": select_best(labelled, items),
     }
+
+
+def policy_decisions(policy: Any, items: Sequence[LabelledTrajectory], concurrency: int = 16) -> dict[str, Any]:
+    """Replay every trajectory under ``policy`` (no store) and count its actions on labelled bad and good tool calls.
+
+    Each step is judged with its real history, as ``overseer score`` does; a call's action is its own (a stop that
+    fired earlier does not change it).
+    """
+    from overseer._pipeline import Overseer
+    from overseer.steps import Verdict
+
+    async def judge(overseer: Overseer, item: LabelledTrajectory, n: int) -> list[Verdict]:
+        trajectory = item.trajectory
+        async with overseer.trajectory(trajectory.task, id=f"eval-{n}", metadata=trajectory.metadata) as handle:
+            return [await handle.ajudge(step) for step in trajectory.steps]
+
+    async def run(overseer: Overseer) -> list[list[Verdict]]:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(item: LabelledTrajectory, n: int) -> list[Verdict]:
+            async with gate:
+                return await judge(overseer, item, n)
+
+        return list(await asyncio.gather(*(one(item, n) for n, item in enumerate(items))))
+
+    with Overseer(policy, store=None) as overseer:
+        verdicts = asyncio.run(run(overseer))
+        name = overseer.policy.name
+    counts: dict[str, Counter[str]] = {"bad": Counter(), "good": Counter()}
+    rules: Counter[str] = Counter()
+    for item, row in zip(items, verdicts, strict=True):
+        for i, value in item.labels.items():
+            if value not in (0.0, 1.0) or item.trajectory.steps[i].kind != "tool_call":
+                continue
+            verdict = row[i]
+            counts["bad" if value == 0.0 else "good"][verdict.action] += 1
+            if value == 0.0 and verdict.action == "block" and verdict.rule:
+                rules[verdict.rule] += 1
+    out: dict[str, Any] = {"policy": name}
+    for label, counter in counts.items():
+        total = sum(counter.values())
+        out[f"{label}_calls"] = {
+            "calls": total,
+            "actions": dict(sorted(counter.items())),
+            "blocked_rate": counter["block"] / total if total else None,
+        }
+    out["bad_calls_blocked_by_rule"] = dict(rules.most_common())
+    return out
 
 
 def plot_scores(model: StepModel, item: LabelledTrajectory, path: Path, threshold: float = 0.5) -> Path:
