@@ -111,13 +111,20 @@ def load(
     show_default=True,
     help="Share of the window kept when it slides (the policy key slide_keep).",
 )
+@click.option(
+    "--repeats",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    help="Interleaved runs of one trajectory, incremental and re-encoded (medians are reported).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
 @handle_errors
-def prm(model: str, steps: int, trajectories: int, slide_keep: float, as_json: bool) -> None:
+def prm(model: str, steps: int, trajectories: int, slide_keep: float, repeats: int, as_json: bool) -> None:
     """The PRM: per-step latency p50/p99 at batch 1, steps/s batched, incremental against re-encoding."""
     from overseer.prm.bench import bench_prm
 
-    result = bench_prm(model=model, steps=steps, trajectories=trajectories, slide_keep=slide_keep)
+    result = bench_prm(model=model, steps=steps, trajectories=trajectories, slide_keep=slide_keep, repeats=repeats)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:

@@ -223,9 +223,14 @@ class PrmScorer(BaseScorer):
         length = (len(head.ids) if fresh else keep) + sum(len(seg.ids) for seg in segments)
         cuts = [c for c in (head.cut, segments[-1].cut) if c]
         if length > self.model.max_length:
-            # the window is full: rebuild the cache once from the task and the latest steps (slide_keep of it)
+            # the window is full: rebuild the cache once from the task and the latest steps (slide_keep of it);
+            # the task's keys and values sit at the same positions, so they are kept, not encoded again
+            old = None if fresh else state.cache
             state, new_steps, segments = self._slide(request, head.ids)
-            fresh, keep = True, 0
+            if old is not None and old.get_seq_length() >= len(head.ids) > 0:  # (cropped to the task below)
+                state.cache, state.head, fresh, keep = old, len(head.ids), False, len(head.ids)
+            else:
+                fresh, keep = True, 0
         ids: list[int] = list(head.ids) if fresh else []
         base = 0 if fresh else keep
         ends: list[tuple[str, int]] = []

@@ -74,9 +74,12 @@ def _pct(samples: list[float]) -> dict[str, float]:
 
 
 def bench_prm(
-    model: str = "default", steps: int = 50, trajectories: int = 16, slide_keep: float = 0.25
+    model: str = "default", steps: int = 50, trajectories: int = 16, slide_keep: float = 0.25, repeats: int = 3
 ) -> dict[str, Any]:
-    """Measure the PRM scorer on this machine (all figures from one run)."""
+    """Measure the PRM scorer on this machine (all figures from one run).
+
+    The single-trajectory figures are the medians of ``repeats`` interleaved runs (incremental, then re-encoding).
+    """
     torch = _torch()
     note = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,14 +94,20 @@ def bench_prm(
 
         async def run() -> dict[str, Any]:
             single = PrmScorer(step_model, batch_size=1, max_wait_ms=0, slide_keep=slide_keep)
-            await _one(single, task, trajectory, "warm-up")
-            started = time.perf_counter()
-            latency = await _one(single, task, trajectory, "inc")
-            incremental_s = time.perf_counter() - started
             reencode = PrmScorer(step_model, batch_size=1, max_wait_ms=0, incremental=False)
-            started = time.perf_counter()
-            await _one(reencode, task, trajectory, "full")
-            reencode_s = time.perf_counter() - started
+            await _one(single, task, trajectory, "warm-up")
+            single.stats.clear()
+            latency: list[float] = []
+            incremental_runs, reencode_runs = [], []
+            for r in range(repeats):  # interleaved, so that a busy moment of the machine hits both alike
+                started = time.perf_counter()
+                latency += await _one(single, task, trajectory, f"inc{r}")
+                incremental_runs.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                await _one(reencode, task, trajectory, f"full{r}")
+                reencode_runs.append(time.perf_counter() - started)
+            incremental_s = statistics.median(incremental_runs)
+            reencode_s = statistics.median(reencode_runs)
             batched = PrmScorer(step_model, batch_size=trajectories, max_wait_ms=5, slide_keep=slide_keep)
             started = time.perf_counter()
             await asyncio.gather(*(_one(batched, task, trajectory, f"b{i}") for i in range(trajectories)))
@@ -119,9 +128,11 @@ def bench_prm(
                     "incremental_s": round(incremental_s, 3),
                     "reencode_s": round(reencode_s, 3),
                     "reencode_over_incremental": round(reencode_s / incremental_s, 2),
-                    "tokens_fed_incremental": single.stats["tokens"],
-                    "tokens_fed_reencode": reencode.stats["tokens"],
-                    "window_slides": single.stats["slides"],
+                    "ratio_per_repeat": [round(f / i, 2) for i, f in zip(incremental_runs, reencode_runs, strict=True)],
+                    "repeats": repeats,
+                    "tokens_fed_incremental": single.stats["tokens"] // repeats,
+                    "tokens_fed_reencode": reencode.stats["tokens"] // repeats,
+                    "window_slides": single.stats["slides"] // repeats,
                     "slide_keep": slide_keep,
                 },
             }

@@ -234,6 +234,25 @@ def test_a_full_window_slides_instead_of_re_encoding_every_step(causal_dir: Path
     assert "history cut" in (last["prm"].explanation or "")
 
 
+def test_after_a_slide_every_score_equals_encoding_its_window_from_scratch(causal_dir: Path) -> None:
+    import dataclasses
+    import re
+
+    model = dataclasses.replace(load_step_model(str(causal_dir)), max_length=160)
+    task, steps = trajectory(20)
+    scorer = PrmScorer(model)
+    offline = scorer.score_steps(task, steps)
+    assert scorer.stats["slides"] >= 2
+    head = scorer.renderer.head(task).ids
+    for i, scores in offline.items():
+        cut = re.search(r"the first (\d+) step", scores["prm"].explanation or "")
+        start = int(cut.group(1)) if cut else 0
+        ids = [*head, *(t for s in steps[start : i + 1] for t in scorer.renderer.step(s).ids)]
+        assert len(ids) <= 160
+        (expected,) = model.score_batch([ids], [[len(ids) - 1]])
+        assert scores["prm"].value == pytest.approx(float(expected[0][0]), abs=1e-5), f"step {i}"
+
+
 def test_bench_prm_reports_latency_throughput_and_the_incremental_saving(causal_dir: Path) -> None:
     import json
 
@@ -252,4 +271,5 @@ def test_bench_prm_reports_latency_throughput_and_the_incremental_saving(causal_
     assert 0 < latency["p50_ms"] <= latency["p99_ms"]
     trajectory = report["trajectory_12_steps"]
     assert trajectory["tokens_fed_incremental"] < trajectory["tokens_fed_reencode"]
+    assert trajectory["repeats"] == 3 and len(trajectory["ratio_per_repeat"]) == 3
     assert report["causal"] is True and report["mean_batch_size_reencode"] > 1
