@@ -15,7 +15,9 @@ token of its tag. Segments are tokenized one by one, so a step's tokens never de
 what lets a causal model score step *n* from the cached keys and values of steps 1..n-1).
 
 Long texts are cut to a token budget, keeping the beginning and the end (injected instructions often come last),
-with a marker in the text; every cut is reported with the step's score, never made silently.
+with a marker in the text; every cut is reported with the step's score, never made silently. When a tool's
+output holds an instruction-like passage (the rules scorer's ``injection`` patterns) in the part a cut would drop,
+the cut keeps that passage too: beginning, passage and end, a third of the budget each.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from overseer._text import clean_str
+from overseer.scorers._rules import find_injection
 from overseer.steps import FinalAnswer, Message, Observation, Plan, Step, ToolCall
 
 __all__ = ["RenderConfig", "Renderer", "Segment"]
@@ -85,12 +88,34 @@ class Renderer:
         ids: list[int] = self.tokenizer(clean_str(text), add_special_tokens=False, verbose=False)["input_ids"]
         return ids
 
-    def _fit(self, ids: list[int], budget: int, what: str) -> tuple[tuple[int, ...], str | None]:
+    def _fit(
+        self, ids: list[int], budget: int, what: str, salient: int | None = None
+    ) -> tuple[tuple[int, ...], str | None]:
         if len(ids) <= budget:
             return tuple(ids), None
         keep = budget - len(self._marker)
         head, tail = keep - keep // 3, keep // 3
-        return (*ids[:head], *self._marker, *ids[len(ids) - tail :]), f"{what} cut from {len(ids)} to {budget} tokens"
+        cut = f"{what} cut from {len(ids)} to {budget} tokens"
+        if salient is not None and head <= salient < len(ids) - tail:
+            # an instruction-like passage in the middle: beginning, passage, end
+            keep = budget - 2 * len(self._marker)
+            head = tail = keep // 3
+            start = min(max(head, salient - 4), len(ids) - tail - (keep - head - tail))
+            middle = ids[start : start + keep - head - tail]
+            kept = (*ids[:head], *self._marker, *middle, *self._marker, *ids[len(ids) - tail :])
+            return kept, f"{cut}, keeping an instruction-like passage from token {salient}"
+        return (*ids[:head], *self._marker, *ids[len(ids) - tail :]), cut
+
+    def _salient(self, text: str) -> tuple[list[int], int | None]:
+        """Tokens of ``text``, and the index of the token where an instruction-like passage starts (if any)."""
+        text = clean_str(text)
+        span = find_injection(text) if getattr(self.tokenizer, "is_fast", False) else None  # (offsets: fast ones)
+        if span is None:
+            return self._encode(text), None
+        encoded = self.tokenizer(text, add_special_tokens=False, verbose=False, return_offsets_mapping=True)
+        ids: list[int] = encoded["input_ids"]
+        at = next((i for i, (_, end) in enumerate(encoded["offset_mapping"]) if end > span[0]), None)
+        return ids, at
 
     def head(self, task: str) -> Segment:
         """The head segment: start token and task."""
@@ -99,8 +124,11 @@ class Renderer:
 
     def step(self, step: Step) -> Segment:
         """One step's segment, ending with the step tag."""
-        budget = self.config.max_observation_tokens if isinstance(step, Observation) else self.config.max_step_tokens
-        ids, cut = self._fit(self._encode(step_text(step)), budget, step.kind)
+        if isinstance(step, Observation):
+            tokens, salient = self._salient(step_text(step))
+            ids, cut = self._fit(tokens, self.config.max_observation_tokens, step.kind, salient)
+        else:
+            ids, cut = self._fit(self._encode(step_text(step)), self.config.max_step_tokens, step.kind)
         return Segment((*ids, *self.tag_ids), cut)
 
     def text(self, task: str, steps: list[Step]) -> str:

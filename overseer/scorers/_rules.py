@@ -28,7 +28,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from overseer.scorers._base import BaseScorer, ScoreRequest
 from overseer.steps import Message, Observation, Score, Step, StepKind, ToolCall
 
-__all__ = ["RULE_CHECKS", "PatternSpec", "RulesConfig", "RulesScorer", "find_targets", "json_strings"]
+__all__ = [
+    "RULE_CHECKS",
+    "PatternSpec",
+    "RulesConfig",
+    "RulesScorer",
+    "find_injection",
+    "find_targets",
+    "json_strings",
+]
 
 CheckName = Literal["destructive", "secrets", "untrusted_target", "injection"]
 _ALL_CHECKS: tuple[CheckName, ...] = ("destructive", "secrets", "untrusted_target", "injection")
@@ -186,6 +194,12 @@ _INJECTION = (
 
 _URL = re.compile(r"\b(?:https?|ftp)://[^\s\"'<>()\[\]{}]+", re.I)
 _EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
+
+
+def find_injection(text: str) -> tuple[int, int] | None:
+    """Where the earliest instruction-like passage (the ``injection`` check's patterns) is, as (start, end)."""
+    found = [m.span() for pattern in _INJECTION if (m := pattern.regex.search(text)) is not None]
+    return min(found) if found else None
 
 
 def find_targets(text: str) -> set[str]:
