@@ -94,13 +94,14 @@ class StepModel:
                 return layer
         return None
 
-    def _forward(self, ids: Any, cache: Any, attention_mask: Any = None) -> tuple[Any, Any]:
+    def _forward(self, ids: Any, cache: Any, attention_mask: Any = None, position_ids: Any = None) -> tuple[Any, Any]:
         """Model outputs (head logits or LM logits) for ``ids`` continuing ``cache``; and the new cache."""
         torch = _torch()
+        extra = {} if position_ids is None else {"position_ids": position_ids}
         with torch.inference_mode():
             if self.format == "math-shepherd":
                 out = self.model(
-                    input_ids=ids, attention_mask=attention_mask, past_key_values=cache, use_cache=self.causal
+                    input_ids=ids, attention_mask=attention_mask, past_key_values=cache, use_cache=self.causal, **extra
                 )
                 return out.logits, getattr(out, "past_key_values", None)
             head = self._head_layer()
@@ -109,7 +110,9 @@ class StepModel:
                 logits = out.logits if hasattr(out, "logits") else out[0]
                 return logits, None
             base = self.model.base_model
-            out = base(input_ids=ids, attention_mask=attention_mask, past_key_values=cache, use_cache=self.causal)
+            out = base(
+                input_ids=ids, attention_mask=attention_mask, past_key_values=cache, use_cache=self.causal, **extra
+            )
             return head(out.last_hidden_state), getattr(out, "past_key_values", None)
 
     def score_continuation(self, ids: list[int], positions: list[int], cache: Any) -> tuple[Any, Any]:
@@ -118,6 +121,56 @@ class StepModel:
         tensor = torch.tensor([ids], dtype=torch.long, device=self.device)
         outputs, cache = self._forward(tensor, cache)
         return self._probs(outputs[0, positions]).cpu(), cache
+
+    def score_continuations(self, items: list[tuple[list[int], list[int], Any]]) -> list[tuple[Any, Any]]:
+        """:meth:`score_continuation` for several trajectories in one padded forward pass.
+
+        Each item is (ids, positions, cache). The caches (of different lengths) are padded on the right into one
+        batch cache, the new tokens follow it, and an attention mask hides the padding; every token gets its own
+        trajectory's position. Each row's cache is then cut back out: its past, then its new tokens.
+        """
+        if len(items) == 1:
+            ((ids, positions, cache),) = items
+            return [self.score_continuation(ids, positions, cache)]
+        torch = _torch()
+        past = [cache.get_seq_length() for _, _, cache in items]
+        width, longest = max(past), max(len(ids) for ids, _, _ in items)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        input_ids = torch.full((len(items), longest), pad, dtype=torch.long)
+        position_ids = torch.zeros((len(items), longest), dtype=torch.long)
+        mask = torch.zeros((len(items), width + longest), dtype=torch.long)
+        for row, ((ids, _, _), before) in enumerate(zip(items, past, strict=True)):
+            input_ids[row, : len(ids)] = torch.tensor(ids)
+            position_ids[row] = torch.arange(before, before + longest).clamp(max=self.max_length - 1)
+            mask[row, :before] = 1
+            mask[row, width : width + len(ids)] = 1
+        batch = self.new_cache()
+        if width:
+            filled = next(cache for (_, _, cache), before in zip(items, past, strict=True) if before)
+            for layer in range(len(filled.layers)):
+                ref = filled.layers[layer].keys
+                keys, values = [], []
+                for (_, _, cache), before in zip(items, past, strict=True):
+                    if before:
+                        gap = (0, 0, 0, width - before)  # pad the sequence axis on the right
+                        keys.append(torch.nn.functional.pad(cache.layers[layer].keys, gap))
+                        values.append(torch.nn.functional.pad(cache.layers[layer].values, gap))
+                    else:
+                        keys.append(ref.new_zeros((1, *ref.shape[1:-2], width, ref.shape[-1])))
+                        values.append(keys[-1])
+                batch.update(torch.cat(keys), torch.cat(values), layer)
+        outputs, merged = self._forward(
+            input_ids.to(self.device), batch, mask.to(self.device), position_ids.to(self.device)
+        )
+        results = []
+        for row, ((ids, positions, _), before) in enumerate(zip(items, past, strict=True)):
+            own = self.new_cache()
+            for layer in range(len(merged.layers)):
+                k, v = merged.layers[layer].keys, merged.layers[layer].values
+                span = torch.cat([torch.arange(before), torch.arange(width, width + len(ids))]).to(k.device)
+                own.update(k[row : row + 1, :, span], v[row : row + 1, :, span], layer)
+            results.append((self._probs(outputs[row, positions]).cpu(), own))
+        return results
 
     def score_batch(self, sequences: list[list[int]], positions: list[list[int]]) -> list[Any]:
         """P(good) at the given positions of each sequence, in one padded batch (no cache)."""

@@ -95,6 +95,18 @@ class _State:
     """The history index of the first step in the cache (past it when the window has slid)."""
 
 
+@dataclass
+class _Plan:
+    """One incremental request, ready for the model: the state it updates, the tokens to feed, the cache."""
+
+    state: _State
+    ids: list[int]
+    positions: list[int]
+    cache: Any
+    ends: list[tuple[str, int]]
+    cuts: list[str]
+
+
 class PrmScorer(BaseScorer):
     """Scores steps with a process reward model (see the module docstring)."""
 
@@ -194,11 +206,31 @@ class PrmScorer(BaseScorer):
 
     def _run_batch(self, requests: list[ScoreRequest]) -> list[dict[str, Score]]:
         with self.model.lock:
-            if self.incremental:
-                return [self._incremental(r) for r in requests]
-            return self._windowed(requests)
+            if not self.incremental:
+                return self._windowed(requests)
+            # one request per trajectory goes into one padded forward pass; a second request of the same
+            # trajectory (resampling candidates) waits for the next pass, since it continues the same cache
+            results: list[dict[str, Score] | None] = [None] * len(requests)
+            pending = list(range(len(requests)))
+            while pending:
+                taken: dict[str, int] = {}
+                for i in pending:
+                    taken.setdefault(requests[i].trajectory_id, i)
+                wave = list(taken.values())
+                pending = [i for i in pending if i not in set(wave)]
+                plans = [self._prepare(requests[i]) for i in wave]
+                outputs = self.model.score_continuations([(p.ids, p.positions, p.cache) for p in plans])
+                for i, plan, (probs, cache) in zip(wave, plans, outputs, strict=True):
+                    results[i] = self._finish(requests[i], plan, probs, cache)
+            return [r for r in results if r is not None]
 
     def _incremental(self, request: ScoreRequest) -> dict[str, Score]:
+        plan = self._prepare(request)
+        probs, cache = self.model.score_continuation(plan.ids, plan.positions, plan.cache)
+        return self._finish(request, plan, probs, cache)
+
+    def _prepare(self, request: ScoreRequest) -> _Plan:
+        """What to feed for this request: the tokens after the longest cached prefix, and that cache."""
         state = self._states.get(request.trajectory_id)
         if state is None or state.task != request.task:
             state = _State(task=request.task)
@@ -227,6 +259,7 @@ class PrmScorer(BaseScorer):
             # the task's keys and values sit at the same positions, so they are kept, not encoded again
             old = None if fresh else state.cache
             state, new_steps, segments = self._slide(request, head.ids)
+            matched = 0
             if old is not None and old.get_seq_length() >= len(head.ids) > 0:  # (cropped to the task below)
                 state.cache, state.head, fresh, keep = old, len(head.ids), False, len(head.ids)
             else:
@@ -242,14 +275,17 @@ class PrmScorer(BaseScorer):
         cache = self.model.new_cache() if fresh else state.cache
         if not fresh and cache.get_seq_length() > keep:
             cache.crop(keep - cache.get_seq_length())  # drop steps that are not in this history
-        probs, cache = self.model.score_continuation(ids, positions, cache)
-        self.stats["tokens"] += len(ids)
-        self.stats["steps"] += 1
         if fresh:
             state.head = len(head.ids)
-        state.cache = cache
-        state.ends = (state.ends[:matched] if not fresh else []) + ends
+        return _Plan(state, ids, positions, cache, (state.ends[:matched] if not fresh else []) + ends, cuts)
+
+    def _finish(self, request: ScoreRequest, plan: _Plan, probs: Any, cache: Any) -> dict[str, Score]:
+        state = plan.state
+        self.stats["tokens"] += len(plan.ids)
+        self.stats["steps"] += 1
+        state.cache, state.ends = cache, plan.ends
         self._states[request.trajectory_id] = state
+        cuts = list(plan.cuts)
         if state.start:
             cuts.append(f"history cut: the first {state.start} step(s) left out")
         return self._scores(probs[-1], cuts)

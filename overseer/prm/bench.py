@@ -123,6 +123,7 @@ def bench_prm(
                 f"steps_per_s_{trajectories}_trajectories_batched_reencode": round(
                     trajectories * steps / windowed_s, 1
                 ),
+                "mean_batch_size_incremental": round(statistics.fmean(batched.batches), 2),
                 "mean_batch_size_reencode": round(statistics.fmean(windowed.batches), 2),
                 f"trajectory_{steps}_steps": {
                     "incremental_s": round(incremental_s, 3),

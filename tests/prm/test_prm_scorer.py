@@ -144,6 +144,48 @@ def test_offline_scoring_of_chosen_steps_equals_live_scoring(causal_dir: Path) -
     assert scorer.cached_trajectories() == []
 
 
+@pytest.mark.parametrize("backbone", ["qwen2", "bert-decoder"])
+def test_concurrent_incremental_trajectories_share_one_padded_pass(
+    backbone: str, causal_dir: Path, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    if backbone == "qwen2":
+        directory = causal_dir
+    else:  # the default model's family: absolute positions, so every row needs its own position ids
+        config = transformers.BertConfig(
+            vocab_size=30522, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+            is_decoder=True, num_labels=1,
+        )  # fmt: skip
+        model = transformers.BertForTokenClassification(config)
+        directory = save(model, tmp_path / "bert", format="token-classification", step_tag="[SEP]")
+    model = dataclasses.replace(load_step_model(str(directory)), max_length=160)  # slides happen too
+    runs = []
+    for k, n in enumerate((2, 5, 9, 14)):
+        task, steps = trajectory(n)
+        runs.append((task + " now" * k, [Plan(content="first " * (3 * k + 1)), *steps]))
+    sequential = PrmScorer(model, batch_size=1, max_wait_ms=0)
+    expected = [run(sequential, task, steps, f"s{k}") for k, (task, steps) in enumerate(runs)]
+
+    batched = PrmScorer(model, batch_size=8, max_wait_ms=50)
+
+    async def together() -> list[list[float]]:
+        async def one(k: int, task: str, steps: list[Step]) -> list[float]:
+            out = []
+            for i, step in enumerate(steps):
+                request = ScoreRequest(trajectory_id=f"b{k}", task=task, history=tuple(steps[:i]), step=step)
+                (scores,) = await batched.score([request])
+                out.append(scores["prm"].value)
+            return out
+
+        return list(await asyncio.gather(*(one(k, task, steps) for k, (task, steps) in enumerate(runs))))
+
+    got = asyncio.run(together())
+    assert max(batched.batches) > 1 and batched.stats["slides"] >= 1
+    for a, b in zip(got, expected, strict=True):
+        assert a == pytest.approx(b, abs=1e-5)
+
+
 def test_the_cache_is_freed_when_the_trajectory_ends(causal_dir: Path) -> None:
     scorer = PrmScorer(load_step_model(str(causal_dir)))
     with Overseer({"name": "p"}, scorers=[scorer]) as overseer, overseer.trajectory("task", id="t1") as handle:
