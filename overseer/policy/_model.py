@@ -225,6 +225,9 @@ class PrmScorerSpec(BaseModel):
     """The largest batch the micro-batcher forms."""
     max_wait_ms: float = Field(default=2.0, ge=0.0)
     """How long the micro-batcher waits to fill a batch."""
+    pad_incremental: bool | None = None
+    """Run the incremental steps of a batch as one padded pass (``null``: on a GPU only; on a CPU, padding rows of
+    unequal length cost more than running them one after another)."""
     trust_remote_code: bool = False
     """Allow the model's own code to run (Qwen2.5-Math-PRM needs it)."""
     allow_download: bool = False

@@ -56,4 +56,5 @@ def build_scorer(name: str, spec: Any) -> PrmScorer:
         incremental=spec.incremental,
         render=render,
         slide_keep=spec.slide_keep,
+        pad_incremental=spec.pad_incremental,
     )

@@ -120,6 +120,7 @@ class PrmScorer(BaseScorer):
         incremental: bool = True,
         render: RenderConfig | None = None,
         slide_keep: float = 0.25,
+        pad_incremental: bool | None = None,
     ) -> None:
         if not 0.0 < slide_keep < 1.0:
             raise ValueError(f"slide_keep must be between 0 and 1, not {slide_keep}")
@@ -130,6 +131,8 @@ class PrmScorer(BaseScorer):
         self.name = name
         self.version = f"{model.model_id}@{model.digest}"
         self.incremental = incremental and model.causal
+        self.pad_incremental = model.device != "cpu" if pad_incremental is None else pad_incremental
+        """Whether a batch's incremental steps run as one padded pass (default: on a GPU only)."""
         self._states: dict[str, _State] = {}
         self._segments: dict[str, dict[str, Segment]] = {}
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="overseer-prm")
@@ -208,6 +211,8 @@ class PrmScorer(BaseScorer):
         with self.model.lock:
             if not self.incremental:
                 return self._windowed(requests)
+            if not self.pad_incremental:
+                return [self._incremental(r) for r in requests]
             # one request per trajectory goes into one padded forward pass; a second request of the same
             # trajectory (resampling candidates) waits for the next pass, since it continues the same cache
             results: list[dict[str, Score] | None] = [None] * len(requests)

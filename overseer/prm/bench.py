@@ -108,21 +108,33 @@ def bench_prm(
                 reencode_runs.append(time.perf_counter() - started)
             incremental_s = statistics.median(incremental_runs)
             reencode_s = statistics.median(reencode_runs)
-            batched = PrmScorer(step_model, batch_size=trajectories, max_wait_ms=5, slide_keep=slide_keep)
-            started = time.perf_counter()
-            await asyncio.gather(*(_one(batched, task, trajectory, f"b{i}") for i in range(trajectories)))
-            batched_s = time.perf_counter() - started
-            windowed = PrmScorer(step_model, batch_size=trajectories, max_wait_ms=5, incremental=False)
-            started = time.perf_counter()
-            await asyncio.gather(*(_one(windowed, task, trajectory, f"w{i}") for i in range(trajectories)))
-            windowed_s = time.perf_counter() - started
+            # concurrent trajectories that are not in step with each other: each starts a few steps further in
+            mixed = [trajectory[i % 5 :] for i in range(trajectories)]
+            total = sum(len(t) for t in mixed)
+
+            async def concurrent(scorer: PrmScorer, prefix: str) -> float:
+                started = time.perf_counter()
+                await asyncio.gather(*(_one(scorer, task, t, f"{prefix}{i}") for i, t in enumerate(mixed)))
+                return time.perf_counter() - started
+
+            def pooled(**kw: Any) -> PrmScorer:
+                return PrmScorer(step_model, batch_size=trajectories, max_wait_ms=5, slide_keep=slide_keep, **kw)
+
+            batched = pooled()
+            batched_s = await concurrent(batched, "b")
+            padded = pooled(pad_incremental=True)
+            padded_s = await concurrent(padded, "p")
+            windowed = pooled(incremental=False)
+            windowed_s = await concurrent(windowed, "w")
             return {
                 "batch_1_incremental": _pct(latency),
                 "steps_per_s_batch_1": round(steps / incremental_s, 1),
-                f"steps_per_s_{trajectories}_trajectories_incremental": round(trajectories * steps / batched_s, 1),
-                f"steps_per_s_{trajectories}_trajectories_batched_reencode": round(
-                    trajectories * steps / windowed_s, 1
-                ),
+                f"steps_per_s_{trajectories}_trajectories": {
+                    "incremental": round(total / batched_s, 1),
+                    "incremental_padded": round(total / padded_s, 1),
+                    "batched_reencode": round(total / windowed_s, 1),
+                    "pad_incremental_default": batched.pad_incremental,
+                },
                 "mean_batch_size_incremental": round(statistics.fmean(batched.batches), 2),
                 "mean_batch_size_reencode": round(statistics.fmean(windowed.batches), 2),
                 f"trajectory_{steps}_steps": {

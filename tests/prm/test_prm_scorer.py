@@ -167,7 +167,7 @@ def test_concurrent_incremental_trajectories_share_one_padded_pass(
     sequential = PrmScorer(model, batch_size=1, max_wait_ms=0)
     expected = [run(sequential, task, steps, f"s{k}") for k, (task, steps) in enumerate(runs)]
 
-    batched = PrmScorer(model, batch_size=8, max_wait_ms=50)
+    batched = PrmScorer(model, batch_size=8, max_wait_ms=50, pad_incremental=True)
 
     async def together() -> list[list[float]]:
         async def one(k: int, task: str, steps: list[Step]) -> list[float]:
