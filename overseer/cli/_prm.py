@@ -30,13 +30,40 @@ def prm_group() -> None:
     help="Write step-labelled trajectories (JSON Lines) here.",
 )
 @click.option("--part", type=click.Choice(PARTS), default="all", show_default=True, help=PART_HELP)
+@click.option(
+    "--labels",
+    type=click.Choice(["all", "good"]),
+    default="all",
+    show_default=True,
+    help="good: keep only the steps labelled good (for datasets whose bad labels are not hijacks).",
+)
+@click.option(
+    "--sample",
+    type=click.IntRange(1),
+    help="Keep this many trajectories at random: half with a bad step, half without, where there are enough.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="For --sample.")
 @handle_errors
-def data(dataset: str, source: Path, out: Path, part: str) -> None:
+def data(dataset: str, source: Path, out: Path, part: str, labels: str, sample: int | None, seed: int) -> None:
     """Turn a public DATASET file into step-labelled trajectories (the rules are in overseer/prm/datasets.py)."""
+    import random
+
     from overseer.prm import datasets
 
     reader = getattr(datasets, f"read_{dataset}")
-    n = datasets.write_labelled((i for i in reader(source) if part in ("all", datasets.part(i))), out)
+    items = [i for i in reader(source) if part in ("all", datasets.part(i))]
+    if labels == "good":
+        items = [
+            datasets.LabelledTrajectory(i.trajectory, {k: v for k, v in i.labels.items() if v == 1.0}) for i in items
+        ]
+        items = [i for i in items if i.labels]
+    if sample is not None and sample < len(items):
+        rng = random.Random(seed)
+        flawed = [i for i in items if 0.0 in i.labels.values()]
+        clean = [i for i in items if 0.0 not in i.labels.values()]
+        k = min(len(flawed), sample // 2)
+        items = rng.sample(flawed, k) + rng.sample(clean, min(len(clean), sample - k))
+    n = datasets.write_labelled(items, out)
     console.print(f"{n} trajectories ({part}) -> {out}")
 
 

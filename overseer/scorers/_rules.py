@@ -181,6 +181,13 @@ _INJECTION = (
         "tries to change the model's role",
     ),
     _p(
+        "addresses-the-ai",
+        r"\b(dear|hey|hi|hello|attention|note\s+(to|for))\s+(the\s+)?(ai|a\.i\.|llm|chatbot|language\s+model|"
+        r"(ai\s+|virtual\s+)(assistant|agent|model)|assistant)\b|(^|[.!?:]\s+)(ai|assistant)\s*,\s",
+        "speaks to the AI reading it",
+        re.I | re.M,
+    ),
+    _p(
         "conceal",
         r"\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal\s+this\s+to|notify)\s+(the\s+)?user\b",
         "asks the model to hide something from the user",
