@@ -222,7 +222,8 @@ class PrmScorer(BaseScorer):
                 for i in pending:
                     taken.setdefault(requests[i].trajectory_id, i)
                 wave = list(taken.values())
-                pending = [i for i in pending if i not in set(wave)]
+                chosen = set(wave)
+                pending = [i for i in pending if i not in chosen]
                 plans = [self._prepare(requests[i]) for i in wave]
                 outputs = self.model.score_continuations([(p.ids, p.positions, p.cache) for p in plans])
                 for i, plan, (probs, cache) in zip(wave, plans, outputs, strict=True):
