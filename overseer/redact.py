@@ -19,6 +19,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from overseer._regex import compile_linear
 from overseer._text import MAX_DEPTH, clean_json
 from overseer.policy._model import RedactSpec
 from overseer.scorers._rules import _SECRETS
@@ -49,7 +50,7 @@ class Redactor:
         self.spec = spec
         env = os.environ.get("OVERSEER_REDACT_KEY")
         self._key = key or (env.encode() if env else secrets.token_bytes(32))
-        patterns: list[tuple[str, re.Pattern[str]]] = []
+        patterns: list[tuple[str, Any]] = []
         if spec.secrets:
             patterns.append(("private-key", _PRIVATE_KEY))
             patterns += [(p.label, p.regex) for p in _SECRETS if p.label != "private-key"]
@@ -57,7 +58,7 @@ class Redactor:
             patterns.append(("email", _EMAIL))
         if spec.phones:
             patterns.append(("phone", _PHONE))
-        patterns += [(label, re.compile(regex)) for label, regex in spec.patterns.items()]
+        patterns += [(label, compile_linear(regex)) for label, regex in spec.patterns.items()]
         self._patterns = patterns
         self._names = (
             re.compile("|".join(fnmatch.translate(g.lower()) for g in spec.arg_names)) if spec.arg_names else None
@@ -85,18 +86,19 @@ class Redactor:
         if not text:
             return text
         for label, pattern in self._patterns:
-            text = pattern.sub(lambda m, label=label: self.mask(m.group(0), label), text)  # type: ignore[misc]
+            text = pattern.sub(lambda m, label=label: self.mask(m.group(0), label), text)
         if self.spec.cards:
             text = _CARD.sub(self._card, text)
         if self._pairs is not None:
-            text = self._pairs.sub(
-                lambda m: (
-                    m.group(1)
-                    + (m.group(2) if m.group(2).startswith("[REDACTED:") else self.mask(m.group(2), "secret-field"))
-                ),
-                text,
-            )
+            text = self._pairs.sub(self._pair, text)
         return text
+
+    def _pair(self, m: re.Match[str]) -> str:
+        """A ``key: value`` pair with its value masked, unless it is (or is inside) a marker already."""
+        inside_marker = m.string.endswith("[REDACTED:", 0, m.start())
+        if inside_marker or m.group(2).startswith("[REDACTED:"):
+            return m.group(0)
+        return m.group(1) + self.mask(m.group(2), "secret-field")
 
     def _card(self, match: re.Match[str]) -> str:
         digits = re.sub(r"\D", "", match.group(0))

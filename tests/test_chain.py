@@ -84,3 +84,48 @@ def test_a_review_from_the_command_line_joins_the_chain(store_url: str) -> None:
     )
     assert result.exit_code == 0
     assert verify(store_url) == (0, '{"checked": 9, "problems": 0}')
+
+
+def checkpoint_then(store_url: str, open_store: Any, tmp_path: Any, *statements: str) -> tuple[int, str]:
+    """Take a checkpoint, tamper, verify against the checkpoint: (exit code, problems)."""
+    cp = tmp_path / "cp.json"
+    taken = CliRunner().invoke(cli, ["audit", "checkpoint", "--out", str(cp), "--store", store_url])
+    assert taken.exit_code == 0 and taken.output.startswith("root ")
+    root = taken.output.split()[1]
+    for statement in statements:
+        sql(open_store, store_url, statement)
+    result = CliRunner().invoke(
+        cli, ["audit", "verify", "--store", store_url, "--checkpoint", str(cp), "--root", root, "--json"]
+    )
+    problems = [json.loads(line) for line in result.output.splitlines()][:-1]
+    return result.exit_code, " | ".join(f"{p['trajectory_id']} {p['record']} {p['problem']}" for p in problems)
+
+
+def test_a_checkpoint_catches_what_a_chain_cannot(store_url: str, open_store: Any, tmp_path: Any) -> None:
+    ids = record(store_url)
+    assert checkpoint_then(store_url, open_store, tmp_path) == (0, "")
+    # the last step of t2 and its review deleted: t2's chain is intact but shorter
+    code, out = checkpoint_then(
+        store_url, open_store, tmp_path,
+        "DELETE FROM reviews WHERE trajectory_id = 't2'", f"DELETE FROM scores WHERE step_id = '{ids[2]}'",
+        f"DELETE FROM steps WHERE id = '{ids[2]}'",
+    )  # fmt: skip
+    assert code == 1 and "t2 chain the checkpoint saw 4 chained record(s)" in out
+
+
+def test_a_checkpoint_catches_deletion_nulled_hashes_and_unchained_fields(
+    store_url: str, open_store: Any, tmp_path: Any
+) -> None:
+    ids = record(store_url)
+    code, out = checkpoint_then(
+        store_url, open_store, tmp_path,
+        "DELETE FROM scores WHERE step_id IN (SELECT id FROM steps WHERE trajectory_id = 't1')",
+        "DELETE FROM steps WHERE trajectory_id = 't1'", "DELETE FROM reviews WHERE trajectory_id = 't1'",
+        "DELETE FROM trajectories WHERE id = 't1'",
+        f"UPDATE steps SET action = 'allow', prev_hash = NULL, hash = NULL WHERE id = '{ids[1]}'",
+    )  # fmt: skip
+    assert code == 1 and "t1 trajectory deleted" in out and "t2 chain" in out
+    code, out = checkpoint_then(store_url, open_store, tmp_path, "UPDATE trajectories SET task = 'other'")
+    assert code == 1 and "task, agent, model, metadata or start time changed" in out
+    code, out = checkpoint_then(store_url, open_store, tmp_path, "UPDATE scores SET explanation = 'edited'")
+    assert code == 1 and "explanation changed" in out

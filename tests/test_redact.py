@@ -116,3 +116,12 @@ def test_nothing_secret_reaches_the_store_or_the_export(tmp_path: Path, scorers_
     for secret in (AWS, CARD, EMAIL, GITHUB, "pw-1234"):
         assert secret not in exported, secret
     assert '"password": "[REDACTED:argument:' in exported
+
+
+def test_a_marker_is_never_masked_again() -> None:
+    from overseer.policy._model import RedactSpec
+    from overseer.redact import Redactor
+
+    masked = Redactor(RedactSpec(emails=True)).text("postgres://bob:secret123@db.example.com/x password: hunter22")
+    assert masked.count("[REDACTED:") == 2 and "[REDACTED:password-in-url:" in masked
+    assert "[REDACTED:password-in-url:[" not in masked and "secret123" not in masked and "hunter22" not in masked

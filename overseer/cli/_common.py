@@ -10,6 +10,7 @@ from functools import wraps
 from typing import Any, TypeVar
 
 import click
+from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
@@ -45,6 +46,10 @@ def handle_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except OverseerError as err:
             fail(str(err))
+        except ValidationError as err:  # a value given on the command line that a record refuses
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "value"
+            fail(f"{where}: {first['msg']}")
         except KeyboardInterrupt:
             fail("interrupted", 130)
 
@@ -77,6 +82,7 @@ class TimeParam(click.ParamType[datetime]):
 ACTION_STYLE = {
     "allow": "green",
     "flag": "yellow",
+    "sanitize": "blue",
     "block": "bold red",
     "resample": "cyan",
     "escalate": "magenta",

@@ -79,6 +79,11 @@ def policy_warnings(policy: Policy) -> list[str]:
 def check(file: str, as_json: bool) -> None:
     """Validate a policy FILE (or a shipped policy's name) and explain what it does."""
     policy = load_policy(file)
+    from overseer.scorers._registry import resolve_factory
+
+    for name, spec in policy.scorers.items():  # a factory that cannot be imported is an error now, not at run time
+        if spec.type == "python":
+            resolve_factory(name, spec.factory)
     warnings = policy_warnings(policy)
     if as_json:
         click.echo(

@@ -54,6 +54,24 @@ def load_policy(source: Policy | Mapping[str, Any] | str | Path) -> Policy:
     return policy_from_file(source)
 
 
+MAX_POLICY_BYTES = 1_000_000
+"""A policy file larger than this is refused before it is parsed (a real policy is a few kilobytes)."""
+MAX_RULES = 2_000
+"""A policy with more rules than this is refused (every step is tested against every rule)."""
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML without anchors and aliases: an alias bomb (a few hundred bytes that expand to gigabytes) is refused."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.MarkedYAMLError(
+                None, None, "anchors and aliases (*name) are not allowed in a policy", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
 def policy_from_file(path: str | Path) -> Policy:
     """Load and validate a policy file.
 
@@ -62,6 +80,10 @@ def policy_from_file(path: str | Path) -> Policy:
     """
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_POLICY_BYTES:
+            raise PolicyError(
+                str(path), [f"the file is {path.stat().st_size} bytes, over the {MAX_POLICY_BYTES} a policy may have"]
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise PolicyError(str(path), ["file not found"]) from None
@@ -81,15 +103,20 @@ def policy_from_dict(data: Mapping[str, Any], *, source: str = "<dict>") -> Poli
 
 
 def _load(text: str, source: str, base_dir: Path, chain: tuple[str, ...]) -> Policy:
+    if len(text) > MAX_POLICY_BYTES:
+        raise PolicyError(source, [f"the policy is {len(text)} characters, over the {MAX_POLICY_BYTES} allowed"])
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=_NoAliasLoader)
+        data = _NoAliasLoader(text).get_single_data()
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise PolicyError(source, [f"{where}not valid YAML: {err.problem}"]) from None
     except yaml.YAMLError as err:
         raise PolicyError(source, [f"not valid YAML: {err}"]) from None
+    except RecursionError:
+        raise PolicyError(source, ["not valid YAML: nested too deeply"]) from None
+
     if not isinstance(data, dict):
         raise PolicyError(source, ["the policy must be a mapping with at least 'name'"])
     lines: Lines = {}
@@ -137,6 +164,8 @@ def _merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
 
 
 def _validate(data: dict[str, Any], source: str, lines: Lines, base_dir: Path, chain: tuple[str, ...]) -> Policy:
+    if isinstance(data.get("rules"), list) and len(data["rules"]) > MAX_RULES:
+        raise PolicyError(source, [f"{len(data['rules'])} rules, over the {MAX_RULES} a policy may have"])
     extends = data.get("extends")
     if isinstance(extends, str):
         base_path = base_dir / extends

@@ -1,16 +1,66 @@
-"""Run several scorers concurrently on the same steps, with a timeout, and keep their failures apart."""
+"""Run several scorers concurrently on the same steps, under a deadline that holds, and keep their failures apart.
+
+Each scorer runs on an event loop of its own, on a thread of its own. A scorer is third-party code: an ``async
+def`` that calls ``time.sleep``, spins in Python or waits on a lock blocks only its own loop, and the caller's
+deadline (``asyncio.timeout`` on the caller's loop) still fires: the step then gets ``on_scorer_error``. The stuck
+scorer is abandoned, not killed (Python cannot kill a thread); while it stays stuck, every later step it should
+score misses its deadline too, so oversight stays closed. C code that holds the GIL for seconds is the one thing a
+thread cannot escape; the shipped scorers' patterns run in RE2 (linear time) for that reason.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import concurrent.futures
+import contextlib
+import threading
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from overseer.exceptions import ScorerError, ScorerTimeoutError
 from overseer.scorers._base import BaseScorer, ScoreRequest, StepScorer
 from overseer.steps import Score
 
 __all__ = ["CompositeScorer", "ScoreOutcome"]
+
+T = TypeVar("T")
+
+
+class _Lane:
+    """An event loop on a daemon thread of its own, where one scorer's coroutines run."""
+
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name=f"overseer-scorer-{name}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:  # the lane cleans up after itself, also when it was abandoned while stuck
+            pending = asyncio.all_tasks(self.loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            self.loop.close()
+
+    async def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the lane and await it from the caller's loop (cancelled there when the caller gives up)."""
+        future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+
+    def close(self) -> None:
+        """Stop the lane; a lane stuck in a scorer stops (and closes its loop) when the scorer lets go."""
+        with contextlib.suppress(RuntimeError):  # already closed
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=1.0)
 
 
 @dataclass(slots=True)
@@ -34,6 +84,8 @@ class CompositeScorer(BaseScorer):
             raise ValueError(f"scorer names must be unique, got {names}")
         self.scorers = tuple(scorers)
         self.timeout_s = timeout_s
+        self._lanes: dict[str, _Lane] = {}
+        self._lanes_lock = threading.Lock()
         self.name = "+".join(names) or "none"
         self.version = "+".join(s.version for s in scorers) or "0"
 
@@ -42,18 +94,33 @@ class CompositeScorer(BaseScorer):
         """The children as ``name@version`` joined by ``+``."""
         return "+".join(f"{s.name}@{s.version}" for s in self.scorers) or "none"
 
+    def _lane(self, scorer: StepScorer) -> _Lane:
+        lane = self._lanes.get(scorer.name)
+        if lane is None:
+            with self._lanes_lock:
+                lane = self._lanes.get(scorer.name)
+                if lane is None:
+                    lane = self._lanes[scorer.name] = _Lane(scorer.name)
+        return lane
+
     async def _run_one(self, scorer: StepScorer, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
         try:
             async with asyncio.timeout(self.timeout_s):
-                result = await scorer.score(requests)
+                result = await self._lane(scorer).run(_call(scorer.score, requests))
         except TimeoutError:
             raise ScorerTimeoutError(scorer.name, f"no answer within {self.timeout_s} s") from None
         except ScorerError:
             raise
         except Exception as err:  # a scorer is third-party code: any failure is reported, never raised through
             raise ScorerError(scorer.name, f"{type(err).__name__}: {err}") from err
-        if len(result) != len(requests):
-            raise ScorerError(scorer.name, f"returned {len(result)} results for {len(requests)} steps")
+        if not isinstance(result, Sequence) or len(result) != len(requests):
+            got = len(result) if isinstance(result, Sequence) else type(result).__name__
+            raise ScorerError(scorer.name, f"returned {got} results for {len(requests)} steps")
+        for item in result:
+            if not isinstance(item, Mapping) or not all(isinstance(v, Score) for v in item.values()):
+                raise ScorerError(
+                    scorer.name, f"returned {type(item).__name__} where a mapping of name to Score belongs"
+                )
         return result
 
     async def score_detailed(self, requests: Sequence[ScoreRequest]) -> list[ScoreOutcome]:
@@ -91,10 +158,25 @@ class CompositeScorer(BaseScorer):
                 raise ScorerError(name, message)
         return [o.scores for o in outcomes]
 
+    async def _bounded(self, scorer: StepScorer, coro: Coroutine[Any, Any, None]) -> None:
+        async with asyncio.timeout(self.timeout_s):
+            await self._lane(scorer).run(coro)
+
     async def end_trajectory(self, trajectory_id: str) -> None:
-        """Tell every child that the trajectory ended."""
-        await asyncio.gather(*(s.end_trajectory(trajectory_id) for s in self.scorers), return_exceptions=True)
+        """Tell every child that the trajectory ended (each on its lane, under the deadline)."""
+        await asyncio.gather(
+            *(self._bounded(s, _call(s.end_trajectory, trajectory_id)) for s in self.scorers), return_exceptions=True
+        )
 
     async def aclose(self) -> None:
-        """Close every child."""
-        await asyncio.gather(*(s.aclose() for s in self.scorers), return_exceptions=True)
+        """Close every child, then stop the lanes."""
+        await asyncio.gather(*(self._bounded(s, _call(s.aclose)) for s in self.scorers), return_exceptions=True)
+        with self._lanes_lock:
+            lanes, self._lanes = list(self._lanes.values()), {}
+        for lane in lanes:
+            lane.close()
+
+
+async def _call(function: Any, *args: Any) -> Any:
+    """Call ``function`` on the lane's loop: a scorer that is not async (or misbehaves) fails there, not here."""
+    return await function(*args)

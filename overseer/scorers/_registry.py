@@ -10,7 +10,7 @@ from overseer.exceptions import ConfigError
 from overseer.scorers._base import StepScorer
 from overseer.scorers._rules import RulesConfig, RulesScorer
 
-__all__ = ["build_scorer", "build_scorers"]
+__all__ = ["build_scorer", "build_scorers", "resolve_factory"]
 
 log = logging.getLogger("overseer")
 
@@ -26,14 +26,11 @@ def build_scorer(name: str, spec: Any) -> StepScorer:
 
         return ConstantScorer(spec.value, name=name)
     if kind == "python":
-        module_name, _, attr = spec.factory.partition(":")
+        factory = resolve_factory(name, spec.factory)
         try:
-            factory: Any = importlib.import_module(module_name)
-            for part in attr.split("."):
-                factory = getattr(factory, part)
-        except (ImportError, AttributeError) as err:
-            raise ConfigError(f"scorer {name!r}: cannot import {spec.factory!r}: {err}") from None
-        built = factory(**spec.options)
+            built = factory(**spec.options)
+        except Exception as err:  # third-party code: its failure is a configuration error, not a traceback
+            raise ConfigError(f"scorer {name!r}: {spec.factory}(...) raised {type(err).__name__}: {err}") from None
         if not isinstance(built, StepScorer):
             raise ConfigError(f"scorer {name!r}: {spec.factory} returned {type(built).__name__}, not a StepScorer")
         return built
@@ -41,6 +38,10 @@ def build_scorer(name: str, spec: Any) -> StepScorer:
         from overseer.prm.remote import from_spec
 
         return from_spec(name, spec)
+    if kind == "detector":
+        from overseer.detector._scorer import build_scorer as build_detector
+
+        return build_detector(name, spec)
     if kind == "prm":
         try:
             prm = importlib.import_module("overseer.prm")
@@ -51,6 +52,20 @@ def build_scorer(name: str, spec: Any) -> StepScorer:
         built_prm: StepScorer = prm.build_scorer(name, spec)
         return built_prm
     raise ConfigError(f"scorer {name!r}: unknown type {kind!r}")
+
+
+def resolve_factory(name: str, dotted: str) -> Any:
+    """The callable ``package.module:attr`` names (imported, not called); a ConfigError says why it cannot be."""
+    module_name, _, attr = dotted.partition(":")
+    try:
+        factory: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            factory = getattr(factory, part)
+    except (ImportError, AttributeError) as err:
+        raise ConfigError(f"scorer {name!r}: cannot import {dotted!r}: {err}") from None
+    if not callable(factory):
+        raise ConfigError(f"scorer {name!r}: {dotted!r} is not callable")
+    return factory
 
 
 def build_scorers(specs: dict[str, Any]) -> list[StepScorer]:

@@ -37,12 +37,26 @@ Record = dict[str, Any]
 
 
 def default_spill_dir(store_url: str) -> Path:
-    """``$OVERSEER_SPILL_DIR``; beside an SQLite file, ``<file>.spill``; otherwise ``.overseer/spill``."""
-    if env := os.environ.get("OVERSEER_SPILL_DIR"):
-        return Path(env)
+    """Beside an SQLite file, ``<file>.spill``; otherwise ``.overseer/spill/<store>`` (or ``$OVERSEER_SPILL_DIR/<store>``).
+
+    ``<store>`` is a hash of the store's URL without its password, so a spill is only ever replayed into the store
+    its records were meant for, however many stores share a folder.
+    """
     if store_url.startswith("sqlite:///") and len(store_url) > len("sqlite:///"):
+        if env := os.environ.get("OVERSEER_SPILL_DIR"):
+            return Path(env) / _store_key(store_url)
         return Path(store_url[len("sqlite:///") :] + ".spill")
-    return Path(".overseer") / "spill"
+    root = Path(os.environ.get("OVERSEER_SPILL_DIR") or Path(".overseer") / "spill")
+    return root / _store_key(store_url)
+
+
+def _store_key(store_url: str) -> str:
+    """A short, stable name for a store: a hash of its URL with any password removed."""
+    import hashlib
+    import re
+
+    bare = re.sub(r"(://[^:/@]+):[^@/]*@", r"\1@", store_url)
+    return "store-" + hashlib.sha256(bare.encode()).hexdigest()[:16]
 
 
 def is_transient(err: BaseException) -> bool:

@@ -87,6 +87,13 @@ def _flat(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text that starts like a formula gets a leading apostrophe (OWASP)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def render_export(rows: Sequence[dict[str, Any]], fmt: str) -> bytes:
     """The rows in ``fmt`` (``jsonl``, ``csv`` or ``parquet``), as bytes."""
     if fmt == "jsonl":
@@ -95,7 +102,7 @@ def render_export(rows: Sequence[dict[str, Any]], fmt: str) -> bytes:
         text = io.StringIO(newline="")
         writer = csv.DictWriter(text, fieldnames=EXPORT_COLUMNS)
         writer.writeheader()
-        writer.writerows(_flat(rows))
+        writer.writerows({k: _cell(v) for k, v in row.items()} for row in _flat(rows))
         return text.getvalue().encode()
     if fmt == "parquet":
         try:
