@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 from opentelemetry.trace import Span
 
 from overseer._text import clean_json, clean_str
-from overseer.policy import Decision, Policy, PolicyEngine, TrajectoryContext, load_policy
+from overseer.policy import Decision, Policy, PolicyEngine, TrajectoryContext, load_policy, sanitize
 from overseer.redact import Redactor
 from overseer.scorers import CompositeScorer, ScoreRequest, StepScorer
 from overseer.scorers._registry import build_scorers
@@ -173,6 +173,15 @@ class TrajectoryHandle:
     def halted(self) -> bool:
         """Whether the policy's trajectory-level stop has fired."""
         return self._ctx.halted
+
+    def _as_read(self, index: int, step: Step) -> None:
+        """Replace step ``index`` by what the agent read there (a sanitised output).
+
+        Later steps are scored against it, as the agent acted on it; the audit record and the policy's memory keep
+        the original.
+        """
+        with self._lock:
+            self._steps[index] = step
 
     def _register(self, step: Step) -> tuple[int, tuple[Step, ...]]:
         with self._lock:
@@ -392,6 +401,9 @@ class Overseer:
         tool = step.tool if isinstance(step, (ToolCall, Observation)) else None
         call_id = step.call_id if isinstance(step, (ToolCall, Observation)) else None
         resample = decision.resample if decision.action == "resample" else None
+        cleaned = None
+        if decision.action == "sanitize" and isinstance(step, Observation):
+            cleaned = sanitize(step.content, decision.spans or ())
         return Verdict(
             trajectory_id=handle.id,
             index=index,
@@ -409,6 +421,8 @@ class Overseer:
             candidates=resample.candidates if resample else None,
             fallback=resample.fallback if resample else None,
             errors=dict(outcome.errors),
+            spans=(decision.spans or ()) if cleaned is not None else None,
+            sanitized=cleaned,
         )
 
     async def _judge(
@@ -437,6 +451,8 @@ class Overseer:
                 log.exception("step %d of %s could not be kept in the policy's memory", index, handle.id)
             verdict = self._verdict(handle, index, step, decision, outcome)
             handle.verdicts.append(verdict)
+            if verdict.sanitized is not None and isinstance(step, Observation):
+                handle._as_read(index, step.model_copy(update={"content": verdict.sanitized}))
             handle._counts[verdict.action] += 1
             recorded, recorded_verdict = step, verdict
             if self.redactor is not None:  # what is stored and sent is masked; the caller gets the real verdict

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+    r"|[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"  # bidi controls: text that reads in another order than it runs
+)
 
 
 def printable(value: Any) -> Any:

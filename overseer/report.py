@@ -23,8 +23,15 @@ from overseer.store import AuditStore, StoredStep
 
 __all__ = ["build_report", "write_report"]
 
-NOT_ALLOWED = ("flag", "block", "escalate", "resample")
-COLORS = {"block": "#c0392b", "flag": "#d68910", "escalate": "#8e44ad", "resample": "#2e86c1", "allow": "#27ae60"}
+NOT_ALLOWED = ("flag", "sanitize", "block", "escalate", "resample")
+COLORS = {
+    "block": "#c0392b",
+    "flag": "#d68910",
+    "sanitize": "#117a65",
+    "escalate": "#8e44ad",
+    "resample": "#2e86c1",
+    "allow": "#27ae60",
+}
 
 
 def _figure(width: float, height: float) -> Any:

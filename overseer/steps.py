@@ -34,10 +34,10 @@ __all__ = [
     "step_adapter",
 ]
 
-Action: TypeAlias = Literal["allow", "flag", "block", "resample", "escalate"]
+Action: TypeAlias = Literal["allow", "flag", "sanitize", "block", "resample", "escalate"]
 """What a policy decides about a step."""
 
-ACTIONS: tuple[Action, ...] = ("allow", "flag", "block", "resample", "escalate")
+ACTIONS: tuple[Action, ...] = ("allow", "flag", "sanitize", "block", "resample", "escalate")
 
 StepKind: TypeAlias = Literal["plan", "tool_call", "observation", "message", "final"]
 """The five kinds of step."""
@@ -206,6 +206,21 @@ class Score(BaseModel):
     """A short label, such as ``"secret"``."""
     explanation: str | None = None
     """Why, in words."""
+    spans: tuple[tuple[int, int], ...] | None = None
+    """Character spans of the step's text that the score is about (an injected passage, say), as [start, end)."""
+
+
+REVIEW_LABELS: dict[str, str] = {
+    "approve": "an escalated step: let it run as proposed",
+    "reject": "an escalated step: it must not run",
+    "edit": "an escalated step: it ran with the reviewer's changes",
+    "good": "the step itself was right (a training label for the PRM)",
+    "bad": "the step itself was wrong (a training label for the PRM)",
+    "correct-block": "the policy was right to block, sanitize, flag or escalate this step",
+    "wrong-block": "a false alarm: the policy should have let this step through",
+    "missed": "the policy let this step through, and should not have",
+}
+"""The labels a reviewer may give, with what each means (the CLI and the review page accept only these)."""
 
 
 class Review(BaseModel):
@@ -227,8 +242,8 @@ class Review(BaseModel):
     """Whether a person or a program reviewed."""
     label: str = Field(min_length=1)
     """The judgement: ``approve`` / ``edit`` / ``reject`` for an escalation, or any label (``good``, ``bad``)."""
-    comment: str | None = None
-    """Why, in words."""
+    comment: str | None = Field(default=None, max_length=20_000)
+    """Why, in words (at most 20,000 characters)."""
     edited: dict[str, Any] | None = None
     """For ``edit``: what the reviewer changed (new arguments, new text)."""
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))
@@ -272,6 +287,10 @@ class Verdict(BaseModel):
     """For ``resample``: what applies when no candidate passes."""
     errors: dict[str, str] = Field(default_factory=dict)
     """Scorers that failed on this step, with their error."""
+    spans: tuple[tuple[int, int], ...] | None = None
+    """For ``sanitize``: the character spans of the observation that were removed, as [start, end)."""
+    sanitized: str | None = None
+    """For ``sanitize``: the observation as the model should read it (each span replaced by a short notice)."""
 
     def to_record(self) -> dict[str, Any]:
         """The verdict in the stable JSON Lines format (see the README)."""
@@ -288,4 +307,5 @@ class Verdict(BaseModel):
             "policy": self.policy,
             "scorer": self.scorer,
             "halt": self.halt,
+            **({"spans": [list(s) for s in self.spans]} if self.spans is not None else {}),
         }

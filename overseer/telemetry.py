@@ -158,6 +158,7 @@ class Telemetry:
             sc.VERDICT_ACTION: verdict.action,
             sc.VERDICT_REASON: verdict.reason,
             sc.VERDICT_HALT: verdict.halt,
+            **({sc.VERDICT_SPANS: json.dumps([list(s) for s in verdict.spans])} if verdict.spans is not None else {}),
             sc.POLICY: verdict.policy,
             sc.SCORER: verdict.scorer,
             sc.LATENCY_MS: (now - started_ns) / 1e6,

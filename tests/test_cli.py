@@ -76,7 +76,11 @@ def test_score_then_audit_list_and_show(tmp_path: Path) -> None:
     assert len(verdicts) == 2 * 6
     assert [v["index"] for v in verdicts[:6]] == list(range(6))
     send = verdicts[3]
-    assert (send["tool"], send["action"], send["rule"]) == ("send_email", "block", "block-values-from-injected-output")
+    assert (send["tool"], send["action"], send["rule"]) == (
+        "send_email",
+        "block",
+        "block-values-from-detected-injection",
+    )
     with AuditStore(store) as audit:
         assert audit.count("steps") == 12
     code, out = invoke("audit", "list", "--store", store, "--action", "block", "--json")
@@ -90,8 +94,8 @@ def test_score_then_audit_list_and_show(tmp_path: Path) -> None:
     shown = json.loads(out)
     assert shown["trajectory"]["agent"] == "mail-bot"
     assert [s["rule"] for s in shown["steps"]][2:4] == [
-        "flag-injected-observations",
-        "block-values-from-injected-output",
+        "sanitize-injected-observations",
+        "block-values-from-detected-injection",
     ]
     code, out = invoke("audit", "show", "nope", "--store", store)
     assert code == 2 and "no trajectory or step 'nope'" in out
@@ -164,7 +168,7 @@ def test_review_queue_review_and_export(tmp_path: Path) -> None:
     assert invoke("score", str(data), "--store", store, "--out", str(tmp_path / "v.jsonl"))[0] == 0
     code, out = invoke("audit", "queue", "--store", store, "--json")
     queued = [json.loads(line) for line in out.splitlines()]
-    assert code == 0 and [q["action"] for q in queued] == ["flag", "block"]  # oldest first
+    assert code == 0 and [q["action"] for q in queued] == ["sanitize", "block"]  # oldest first
     blocked = queued[1]["step_id"]
     code, out = invoke(
         "audit",
@@ -192,7 +196,10 @@ def test_review_queue_review_and_export(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
     reviewed = next(r for r in rows if r["step_id"] == blocked)
     assert [(r["reviewer"], r["label"]) for r in reviewed["reviews"]] == [("dana", "bad"), ("eve", "bad")]
-    assert reviewed["policy"].startswith("default@") and reviewed["scores"]["rules.untrusted_target"] == 0.0
+    # the output was sanitised, so the agent never read the address: the detector's spans, not the rule scorer's
+    # look at the text it read, tie the address to the injection
+    assert reviewed["policy"].startswith("default@") and reviewed["rule"] == "block-values-from-detected-injection"
+    assert reviewed["scores"]["rules.untrusted_target"] == 1.0 and "x@evil.test" in reviewed["reason"]
     import csv as csv_module
 
     with open(tmp_path / "e.csv", newline="") as fh:
@@ -207,12 +214,12 @@ def test_rescore_reports_what_a_new_policy_would_change_and_touches_nothing(tmp_
     store = f"sqlite:///{tmp_path / 'a.db'}"
     assert invoke("score", str(data), "--store", store, "--out", str(tmp_path / "v.jsonl"))[0] == 0
     recorded = [json.loads(line) for line in (tmp_path / "v.jsonl").read_text().splitlines()]
-    assert [v["action"] for v in recorded] == ["allow", "allow", "flag", "block", "allow", "allow"]
+    assert [v["action"] for v in recorded] == ["allow", "allow", "sanitize", "block", "allow", "allow"]
     policy = tmp_path / "tighter.yaml"
     policy.write_text(
         "version: 1\nname: tighter\nextends: default\nrules:\n"
         "  - name: block-inbox-reads\n    when: {kind: tool_call, tool: read_*}\n    action: block\n"
-        "  - name: flag-injected-observations\n    when: {kind: observation, score: {rules.injection: {below: 0.5}}}\n"
+        "  - name: sanitize-injected-observations\n    when: {kind: observation, score: {detector: {below: 0.5}}}\n"
         "    action: allow\n"
     )
     before = AuditStore(store)
@@ -224,10 +231,10 @@ def test_rescore_reports_what_a_new_policy_would_change_and_touches_nothing(tmp_
     report = json.loads(out)
     assert report["summary"]["trajectories"] == 1 and report["summary"]["steps"] == 6
     changes = {(c["index"], c["before"], c["after"], c["change"]) for c in report["changes"]}
-    assert changes == {(1, "allow", "block", "newly blocked"), (2, "flag", "allow", "newly allowed")}
+    assert changes == {(1, "allow", "block", "newly blocked"), (2, "sanitize", "allow", "newly allowed")}
     assert report["summary"]["newly_blocked"] == 1 and report["summary"]["newly_allowed"] == 1
     assert report["summary"]["transitions"]["block->block"] == 1
-    assert [c["after_rule"] for c in report["changes"]] == ["block-inbox-reads", "flag-injected-observations"]
+    assert [c["after_rule"] for c in report["changes"]] == ["block-inbox-reads", "sanitize-injected-observations"]
 
     code, out = invoke("audit", "rescore", "--policy", str(policy), "--store", store)
     out = " ".join(out.split())

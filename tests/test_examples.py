@@ -19,7 +19,7 @@ EXPECTED = {
         "deleted: ['C-1042-dup']",
         "review by dana: edit",
     ],
-    "observe_only.py": ["2: tool_call   block  block-values-from-injected-output"],
+    "observe_only.py": ["2: tool_call   block  block-values-from-detected-injection"],
 }
 
 

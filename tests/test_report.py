@@ -45,7 +45,7 @@ def test_report_has_plots_tables_and_escaped_steps(tmp_path: Path) -> None:
     assert all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
     assert "<script" not in html and "<img src=x" not in html and "\x1b" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;b&gt;exfil&lt;/b&gt;" in html
-    assert "block-values-from-injected-output" in html and "flag-injected-observations" in html
+    assert "block-values-from-detected-injection" in html and "sanitize-injected-observations" in html
     assert "13 steps in 4 trajectories" in html and "5 flagged, blocked or escalated step(s) not yet reviewed" in html
     assert "http://" not in html.split("<body>")[0] and "https://" not in html  # nothing to fetch
     assert "run-0" in html and ">clean<" not in html  # only trajectories with findings are shown in full

@@ -57,7 +57,7 @@ def test_queue_trajectory_review_and_export_over_http(store: AuditStore) -> None
     assert queue.status_code == 200
     assert "script-src 'self'" in queue.headers["content-security-policy"]
     html = queue.text
-    assert "send_email" in html and "block-values-from-injected-output" in html  # the blocked call waits
+    assert "send_email" in html and "block-values-from-detected-injection" in html  # the blocked call waits
     assert "get_weather" not in html  # allowed steps do not
     assert "<script>window" not in html and "&lt;script&gt;window.__pwned" in html  # the flagged observation, escaped
 

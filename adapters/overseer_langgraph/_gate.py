@@ -336,7 +336,9 @@ class Gate:
             if seen is None:
                 seen = yield Judge(handle, observation)
                 self._calls[(handle.id, f"{call_id}/result")] = seen
-            withheld = seen.action not in _PASSING
+            if seen.action == "sanitize" and seen.sanitized is not None:  # the agent reads the cleaned text
+                result = result.model_copy(update={"content": seen.sanitized})
+            withheld = seen.action not in _PASSING and seen.action != "sanitize"
             if seen.action == "escalate":  # may raise GraphInterrupt: the caches stay for the resume
                 withheld = self._ask(handle, observation, seen).label == "reject"
             if withheld:

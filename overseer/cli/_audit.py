@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from overseer.cli._common import TimeParam, action_text, console, fail, handle_errors, safe
-from overseer.steps import ACTIONS, Observation, ToolCall
+from overseer.steps import ACTIONS, REVIEW_LABELS, Observation, ToolCall
 from overseer.store import AuditStore, StoredStep, default_store_url
 from overseer.store.export import export_rows, step_json, trajectory_json, write_export
 
@@ -121,12 +121,14 @@ def show(ident: str, as_json: bool, full: bool, store_url: str | None) -> None:
         fail(f"no trajectory or step {ident!r} in {store!r}; `overseer audit list` shows what is there")
         return
     trajectory, steps = found
+    reviews = store.list_reviews(trajectory_id=trajectory.id)
     if as_json:
         click.echo(
             json.dumps(
                 {
                     "trajectory": trajectory_json(trajectory),
                     "steps": [step_json(s) for s in steps],
+                    "reviews": [r.model_dump(mode="json") for r in reviews],
                 },
                 ensure_ascii=False,
                 indent=2,
@@ -154,6 +156,11 @@ def show(ident: str, as_json: bool, full: bool, store_url: str | None) -> None:
         decision.append_text(safe(step.reason, None if full else 300))
         if step.halt:
             decision.append("\nrun halted", style="bold red")
+        for review in (r for r in reviews if r.step_id == step.id):
+            decision.append(f"\nreview: {review.label} by ", style="bold")
+            decision.append_text(safe(review.reviewer))
+            if review.comment:
+                decision.append_text(safe(f": {review.comment}", 200))
         table.add_row(
             str(step.index),
             step.kind,
@@ -170,7 +177,7 @@ def show(ident: str, as_json: bool, full: bool, store_url: str | None) -> None:
     "--action",
     "actions",
     multiple=True,
-    type=click.Choice(["flag", "block", "escalate", "resample"]),
+    type=click.Choice(["flag", "sanitize", "block", "escalate", "resample"]),
     help="Only these actions (repeatable). Default: flag, block, escalate.",
 )
 @click.option("--rule", help="Only steps decided by this rule.")
@@ -192,7 +199,7 @@ def queue(
     """Flagged, blocked and escalated steps that nobody has reviewed yet, oldest first."""
     with _open(store_url) as store:
         steps = store.list_steps(
-            actions=actions or ("flag", "block", "escalate"),
+            actions=actions or ("flag", "sanitize", "block", "escalate"),
             rule=rule,
             agent=agent,
             since=since,
@@ -225,7 +232,12 @@ def queue(
 
 @audit_group.command("review")
 @click.argument("step_id")
-@click.option("--label", required=True, help="good, bad, approve, reject, edit, or a label of your own.")
+@click.option(
+    "--label",
+    required=True,
+    type=click.Choice(list(REVIEW_LABELS)),
+    help="; ".join(f"{k}: {v}" for k, v in REVIEW_LABELS.items()),
+)
 @click.option("--comment", help="Why.")
 @click.option(
     "--reviewer", default=lambda: os.environ.get("USER", "reviewer"), show_default="$USER", help="Who is reviewing."
@@ -279,15 +291,44 @@ def export(fmt: str, out: Path, actions: tuple[str, ...], since: datetime | None
     console.print(f"{len(rows)} decision(s) -> {out}")
 
 
+@audit_group.command("checkpoint")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the checkpoint (JSON) here.")
+@store_option
+@handle_errors
+def checkpoint_command(out: Path | None, store_url: str | None) -> None:
+    """Print (and write) a checkpoint root to keep outside the database; verify --checkpoint proves against it."""
+    with _open(store_url) as store:
+        cp = store.checkpoint()
+    if out is not None:
+        out.write_text(json.dumps(cp, indent=1) + "\n")
+    console.print(f"root {cp['root']}  ({len(cp['trajectories'])} trajectories, {cp['records']} chained records)")
+
+
 @audit_group.command("verify")
 @click.option("--trajectory", "trajectory_id", help="Check one trajectory (default: all).")
+@click.option(
+    "--checkpoint",
+    "checkpoint_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Also prove that everything this checkpoint saw is still there, unchanged (truncation, deletion).",
+)
+@click.option("--root", help="The checkpoint root you kept elsewhere (the file must match it).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per problem (and a summary line).")
 @store_option
 @handle_errors
-def verify(trajectory_id: str | None, as_json: bool, store_url: str | None) -> None:
+def verify(
+    trajectory_id: str | None, checkpoint_file: Path | None, root: str | None, as_json: bool, store_url: str | None
+) -> None:
     """Check the hash chains of the stored steps and reviews; exit 1 and name every record that does not fit."""
     with _open(store_url) as store:
         checked, problems = store.verify(trajectory_id)
+        if checkpoint_file is not None:
+            try:
+                cp = json.loads(checkpoint_file.read_text())
+            except ValueError as err:
+                fail(f"{checkpoint_file}: not a checkpoint: {err}")
+                return
+            problems = [*problems, *store.verify_checkpoint(cp, root)]
     if as_json:
         for p in problems:
             click.echo(json.dumps({"trajectory_id": p.trajectory_id, "record": p.record, "problem": p.problem}))

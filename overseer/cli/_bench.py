@@ -129,3 +129,44 @@ def prm(model: str, steps: int, trajectories: int, slide_keep: float, repeats: i
         click.echo(json.dumps(result, indent=2))
     else:
         console.print_json(json.dumps(result))
+
+
+@bench_group.command("detector")
+@click.option("--model", default="default", show_default=True, help="default, or a detector directory.")
+@click.option("--repeats", type=click.IntRange(5), default=30, show_default=True, help="Timed calls per length.")
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
+@handle_errors
+def detector(model: str, repeats: int, as_json: bool) -> None:
+    """The injection detector on one tool output at a time: p50 / p99 per output length (tokens), this CPU."""
+    import time
+
+    from overseer.detector._model import load_detector
+
+    loaded = load_detector(model)
+    sentence = "Order 48213 shipped on Monday; please confirm the delivery address with the courier. "
+    rows = []
+    for tokens in (32, 64, 128, 256, 512):
+        text = sentence * 40
+        ids = loaded.tokenizer(text, add_special_tokens=False)["input_ids"][:tokens]
+        text = loaded.tokenizer.decode(ids)
+        loaded.detect([text])  # warm-up
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            loaded.detect([text])
+            times.append((time.perf_counter() - started) * 1000)
+        times.sort()
+        rows.append(
+            {
+                "tokens": tokens,
+                "p50_ms": round(times[len(times) // 2], 2),
+                "p99_ms": round(times[int(0.99 * (len(times) - 1))], 2),
+            }
+        )
+    import torch
+
+    result = {"model": model, "digest": loaded.digest, "threads": torch.get_num_threads(), "lengths": rows}
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        console.print_json(json.dumps(result))

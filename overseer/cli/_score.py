@@ -60,9 +60,23 @@ async def score_file(
         if on_done is not None:
             on_done()
 
+    store = overseer.telemetry.store
+
+    def taken(trajectory_id: str) -> bool:
+        """A run of this id is already in the store: a re-run is a new run (``id#2``), never a duplicate."""
+        if store is None:
+            return False
+        try:
+            return store.has_trajectory(trajectory_id)
+        except Exception:  # a store that is down now: its records spill; ids are checked when it answers
+            return False
+
     for trajectory in trajectories:
         seen[trajectory.id] += 1
         trajectory_id = trajectory.id if seen[trajectory.id] == 1 else f"{trajectory.id}#{seen[trajectory.id]}"
+        while taken(trajectory_id):
+            seen[trajectory.id] += 1
+            trajectory_id = f"{trajectory.id}#{seen[trajectory.id]}"
         window.append(asyncio.create_task(_judge(overseer, trajectory, trajectory_id)))
         n += 1
         while len(window) >= concurrency or (window and window[0].done()):

@@ -1,6 +1,6 @@
 """Policies in YAML: the models, the loader, and the engine that applies them."""
 
-from overseer.policy._engine import Decision, PolicyEngine, TrajectoryContext
+from overseer.policy._engine import Decision, PolicyEngine, TrajectoryContext, sanitize
 from overseer.policy._loader import (
     BUILTIN_POLICIES,
     builtin_policy_path,
@@ -12,6 +12,7 @@ from overseer.policy._loader import (
 from overseer.policy._model import (
     ArgsFrom,
     ConstantScorerSpec,
+    DetectorScorerSpec,
     Policy,
     PrmScorerSpec,
     PythonScorerSpec,
@@ -27,9 +28,11 @@ from overseer.policy._model import (
 )
 
 __all__ = [
+    "sanitize",
     "BUILTIN_POLICIES",
     "ArgsFrom",
     "ConstantScorerSpec",
+    "DetectorScorerSpec",
     "Decision",
     "Policy",
     "PolicyEngine",

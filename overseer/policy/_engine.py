@@ -9,13 +9,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from overseer._regex import compile_linear
 from overseer.policy._model import SEVERITY, ArgsFrom, Policy, ResampleSpec, StepMatch, When
 from overseer.scorers._rules import find_targets, json_strings
 from overseer.steps import Action, Message, Observation, Score, Step, ToolCall
 
-__all__ = ["Decision", "PolicyEngine", "TrajectoryContext"]
+__all__ = ["Decision", "PolicyEngine", "TrajectoryContext", "sanitize"]
 
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+#-]*[A-Za-z0-9]")
+_TOKEN = compile_linear(r"[A-Za-z0-9][A-Za-z0-9._:/@+#-]*[A-Za-z0-9]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,8 @@ class Decision:
     reason: str
     halt: bool = False
     resample: ResampleSpec | None = None
+    spans: tuple[tuple[int, int], ...] | None = None
+    """For ``sanitize``: the character spans to remove (from the scores the rule's conditions name)."""
 
 
 @dataclass(slots=True)
@@ -35,6 +38,12 @@ class _Seen:
     scores: Mapping[str, float]
     action: Action
     lowered: str
+    spans: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+    def within(self, score: str) -> str:
+        """The lowered text inside the spans that ``score`` marked (empty when it marked none)."""
+        text = self.step.text()
+        return "\n".join(text[a:b].lower() for a, b in self.spans.get(score, ()))
 
 
 @dataclass(slots=True)
@@ -63,9 +72,15 @@ class TrajectoryContext:
             halted=self.halted,
         )
 
-    def add(self, step: Step, scores: Mapping[str, float], action: Action) -> None:
-        """Remember a decided step."""
-        self.seen.append(_Seen(step, scores, action, step.text().lower()))
+    def add(
+        self,
+        step: Step,
+        scores: Mapping[str, float],
+        action: Action,
+        spans: Mapping[str, tuple[tuple[int, int], ...]] | None = None,
+    ) -> None:
+        """Remember a decided step (with the spans its scores marked, for ``args_from.in_spans_of``)."""
+        self.seen.append(_Seen(step, scores, action, step.text().lower(), dict(spans or {})))
         self.counts[action] += 1
         if isinstance(step, Message) and step.role == "user":
             self.trusted.append(step.content.lower())
@@ -96,7 +111,7 @@ class _Match:
     def __init__(self, spec: StepMatch) -> None:
         self.kinds = _set(spec.kind)
         self.tool = _globs(spec.tool)
-        self.content = re.compile(spec.content, re.IGNORECASE) if spec.content else None
+        self.content = compile_linear(spec.content, ignore_case=True) if spec.content else None
         self.bounds = [(name, b.below, b.above) for name, b in (spec.score or {}).items()]
         self.actions = _set(spec.action)
 
@@ -153,12 +168,14 @@ class _Rule:
         self.reason = reason
         self.resample = resample
         self.match = _Match(when)
-        self.args = [(_globs(k), re.compile(v, re.IGNORECASE)) for k, v in (when.args or {}).items()]
+        self.args = [(_globs(k), compile_linear(v, ignore_case=True)) for k, v in (when.args or {}).items()]
         self.after = _Match(when.after) if when.after else None
         self.args_from: tuple[_Match, ArgsFrom] | None = (
             (_Match(when.args_from), when.args_from) if when.args_from else None
         )
         self.repeated = when.repeated
+        self.sink = _globs(when.args_from.args) if when.args_from else None
+        self.score_names = tuple((when.score or {}).keys())
 
     def test(self, step: Step, scores: Mapping[str, float], ctx: TrajectoryContext) -> list[str] | None:
         why: list[str] = []
@@ -205,17 +222,22 @@ class _Rule:
         match, spec = self.args_from
         if not isinstance(step, ToolCall):
             return None
-        values = _arg_values(step.args, spec.min_length)
+        args = step.args
+        if self.sink is not None:
+            args = {k: v for k, v in args.items() if self.sink.match(k) is not None}
+        values = _arg_values(args, spec.min_length)
         values = {v for v in values if not any(v in t for t in ctx.trusted)}
         if not values:
             return None
         for i, seen in enumerate(ctx.seen):
             if seen.step is step or not match.test(seen.step, seen.scores, seen.action, []):
                 continue
-            carried = sorted(v for v in values if v in seen.lowered)
+            where = seen.within(spec.in_spans_of) if spec.in_spans_of else seen.lowered
+            carried = sorted(v for v in values if v in where)
             if carried:
                 shown = ", ".join(repr(v[:40]) for v in carried[:3])
-                return f"argument value {shown} first seen in {_describe(i, seen.step)}, not in the task"
+                inside = f" inside the passage {spec.in_spans_of} marked" if spec.in_spans_of else ""
+                return f"argument value {shown} first seen in {_describe(i, seen.step)}{inside}, not in the task"
         return None
 
 
@@ -259,6 +281,7 @@ class PolicyEngine:
                     decision.rule,
                     f"{decision.reason}; scorer failed ({failed})",
                     resample=decision.resample,
+                    spans=decision.spans,
                 )
         return self._with_stop(decision, ctx)
 
@@ -282,7 +305,8 @@ class PolicyEngine:
                 ]
                 if explanations:
                     reason += " [" + "; ".join(explanations) + "]"
-            return Decision(rule.action, rule.name, reason, resample=rule.resample)
+            spans = _spans(scores, rule.score_names) if rule.action == "sanitize" else None
+            return Decision(rule.action, rule.name, reason, resample=rule.resample, spans=spans)
         return Decision(self.policy.default_action, None, "no rule matched")
 
     def _with_stop(self, decision: Decision, ctx: TrajectoryContext) -> Decision:
@@ -290,7 +314,7 @@ class PolicyEngine:
         if stop is None:
             return decision
         if ctx.halted:
-            return Decision(decision.action, decision.rule, decision.reason, True, decision.resample)
+            return Decision(decision.action, decision.rule, decision.reason, True, decision.resample, decision.spans)
         counts = ctx.counts.copy()
         counts[decision.action] += 1
         limits = (
@@ -301,14 +325,49 @@ class PolicyEngine:
         for action, done, limit in limits:
             if limit is not None and counts[action] >= limit:
                 reason = f"{decision.reason}; stop: {counts[action]} step(s) {done}, limit {limit}"
-                return Decision(decision.action, decision.rule, reason, True, decision.resample)
+                return Decision(decision.action, decision.rule, reason, True, decision.resample, decision.spans)
         return decision
 
     def commit(self, step: Step, scores: Mapping[str, Score], decision: Decision, ctx: TrajectoryContext) -> None:
         """Record a decided step in the trajectory's context."""
-        ctx.add(step, {name: s.value for name, s in scores.items()}, decision.action)
+        ctx.add(
+            step,
+            {name: s.value for name, s in scores.items()},
+            decision.action,
+            {name: s.spans for name, s in scores.items() if s.spans},
+        )
         if decision.halt:
             ctx.halted = True
+
+
+def _spans(scores: Mapping[str, Score], names: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """The merged spans that the named scores carry (empty: none of them says where; sanitize then removes all)."""
+    found = sorted(span for name in names if (s := scores.get(name)) is not None for span in (s.spans or ()))
+    merged: list[list[int]] = []
+    for start, end in found:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return tuple((a, b) for a, b in merged)
+
+
+def sanitize(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` with every span replaced by a short notice; no spans: the whole text is withheld."""
+    if not spans:
+        return (
+            f"[overseer: this tool output ({len(text)} characters) was withheld: it addresses the AI with instructions]"
+        )
+    out, last = [], 0
+    for start, end in sorted(spans):
+        start, end = max(start, last), min(end, len(text))
+        if start >= end:
+            continue
+        out.append(text[last:start])
+        out.append(f"[overseer: removed {end - start} characters of instructions addressed to the AI]")
+        last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
 class _Defaulting(dict[str, str]):

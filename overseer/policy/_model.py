@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -12,11 +11,13 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from overseer._regex import RegexError, compile_linear
 from overseer.scorers._rules import RulesConfig
 from overseer.steps import Action, StepKind
 
 __all__ = [
     "ConstantScorerSpec",
+    "DetectorScorerSpec",
     "Policy",
     "PrmScorerSpec",
     "PythonScorerSpec",
@@ -35,17 +36,21 @@ Globs: TypeAlias = str | list[str]
 Kinds: TypeAlias = StepKind | list[StepKind]
 Actions: TypeAlias = Action | list[Action]
 NonResample: TypeAlias = Literal["allow", "flag", "block", "escalate"]
+Sink: TypeAlias = Literal["user", "tool_output", "injected_tool_output"]
 
-SEVERITY: dict[str, int] = {"allow": 0, "flag": 1, "resample": 2, "escalate": 3, "block": 4}
+SEVERITY: dict[str, int] = {"allow": 0, "flag": 1, "sanitize": 2, "resample": 3, "escalate": 4, "block": 5}
 """How severe each action is, for combining two decisions."""
 
 
 def _check_regex(value: str | None) -> str | None:
     if value is not None:
         try:
-            re.compile(value)
-        except re.error as err:
-            raise ValueError(f"invalid regular expression {value!r}: {err}") from None
+            compile_linear(value)
+        except RegexError as err:
+            raise ValueError(
+                f"invalid regular expression {value!r}: {err} (patterns run in linear time with RE2: "
+                "no look-around or back-references)"
+            ) from None
     return value
 
 
@@ -93,6 +98,12 @@ class ArgsFrom(StepMatch):
 
     min_length: int = Field(default=5, ge=1)
     """Ignore argument values shorter than this (so that small words and numbers do not match)."""
+    in_spans_of: str | None = None
+    """Only count a value found inside the spans that this score (say ``detector``) marked in the earlier step:
+    a recipient taken from the injected passage itself, not from the rest of an output that also carries one."""
+    args: Globs | None = None
+    """Only trace the values of these arguments (globs on the argument name: the sinks, such as ``recipient``,
+    ``to``, ``url``, ``iban``, ``*account*``); all arguments when absent."""
 
 
 class When(StepMatch):
@@ -154,6 +165,15 @@ class Rule(BaseModel):
     """The reason to record; by default one is written from what matched. May use ``{tool}`` and ``{kind}``."""
     resample: ResampleSpec | None = None
     """For ``action: resample``: how (defaults apply when absent)."""
+
+    @model_validator(mode="after")
+    def _sanitize_observations(self) -> Rule:
+        kinds = self.when.kind
+        if self.action == "sanitize" and kinds != "observation" and kinds != ["observation"]:
+            raise ValueError(
+                "'action: sanitize' removes passages from tool output: give it 'when: {kind: observation}'"
+            )
+        return self
 
     @model_validator(mode="after")
     def _resample_spec(self) -> Rule:
@@ -260,6 +280,27 @@ class RemotePrmScorerSpec(BaseModel):
     """An environment variable holding a bearer token."""
 
 
+class DetectorScorerSpec(BaseModel):
+    """The injection detector: which characters of a tool's output address the agent (needs the ``prm`` extra)."""
+
+    model_config = _STRICT
+
+    type: Literal["detector"]
+    """Always ``detector``."""
+    model: str = "default"
+    """``default`` (the detector that ships in ``overseer/detector/default``) or a directory trained by
+    ``overseer detector train``."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """Where it runs (``auto``: the CPU; the model is small)."""
+    threshold: float | None = Field(default=None, gt=0.0, lt=1.0)
+    """Token probability above which a character belongs to a detected span (default: the model's own, 0.5)."""
+    max_chars: int = Field(default=200_000, ge=1)
+    """Outputs longer than this are not scanned; they score 0 (fail closed: a rule on the score treats the whole
+    output as suspect)."""
+    required: bool = True
+    """When ``false``, a missing ``prm`` extra or model leaves this scorer out with a warning."""
+
+
 class ConstantScorerSpec(BaseModel):
     """A scorer that gives every step the same score (for tests and benchmarks)."""
 
@@ -285,7 +326,7 @@ class PythonScorerSpec(BaseModel):
 
 
 ScorerSpec: TypeAlias = Annotated[
-    RulesScorerSpec | PrmScorerSpec | RemotePrmScorerSpec | ConstantScorerSpec | PythonScorerSpec,
+    RulesScorerSpec | PrmScorerSpec | RemotePrmScorerSpec | DetectorScorerSpec | ConstantScorerSpec | PythonScorerSpec,
     Field(discriminator="type"),
 ]
 
@@ -331,9 +372,9 @@ class RedactSpec(BaseModel):
     def _compiles(cls, value: dict[str, str]) -> dict[str, str]:
         for label, regex in value.items():
             try:
-                re.compile(regex)
-            except re.error as err:
-                raise ValueError(f"pattern {label!r} is not a valid regular expression: {err}") from None
+                compile_linear(regex)
+            except RegexError as err:
+                raise ValueError(f"pattern {label!r} is not a regular expression RE2 can run: {err}") from None
         return value
 
 

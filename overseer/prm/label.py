@@ -27,7 +27,8 @@ __all__ = ["REVIEW_LABELS", "Rollout", "mc_labels", "review_labels"]
 Rollout = Callable[[str, Sequence[Step], random.Random], "bool | Awaitable[bool]"]
 Judge = Callable[[str, Sequence[Step], int], float]
 ACTION_KINDS = frozenset({"plan", "tool_call", "final"})
-REVIEW_LABELS = {"approve": 1.0, "good": 1.0, "correct": 1.0, "reject": 0.0, "bad": 0.0, "edit": 0.0, "wrong": 0.0}
+REVIEW_LABELS = {"approve": 1.0, "good": 1.0, "correct": 1.0, "reject": 0.0, "bad": 0.0, "edit": 0.0, "wrong": 0.0,
+                 "correct-block": 0.0, "wrong-block": 1.0, "missed": 0.0}  # fmt: skip
 
 
 def _run(rollout: Rollout, task: str, prefix: Sequence[Step], rng: random.Random) -> bool:

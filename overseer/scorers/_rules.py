@@ -23,8 +23,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from overseer._regex import LinearPattern, RegexError, compile_linear
 from overseer.scorers._base import BaseScorer, ScoreRequest
 from overseer.steps import Message, Observation, Score, Step, StepKind, ToolCall
 
@@ -58,6 +59,16 @@ class PatternSpec(BaseModel):
     """Tool-name globs it applies to (all when absent)."""
     score: float = Field(default=0.0, ge=0.0, le=1.0)
     """The score when the pattern matches."""
+
+    @field_validator("regex")
+    @classmethod
+    def _linear(cls, value: str) -> str:
+        try:
+            compile_linear(value)
+        except RegexError as err:
+            raise ValueError(f"{value!r} is not a regular expression RE2 can run (linear time): {err}") from None
+        return value
+
     ignore_case: bool = True
     """Match without regard to case."""
     explanation: str | None = None
@@ -80,12 +91,17 @@ class RulesConfig(BaseModel):
 @dataclass(frozen=True, slots=True)
 class _Pattern:
     label: str
-    regex: re.Pattern[str]
+    regex: LinearPattern
     explanation: str
 
 
 def _p(label: str, regex: str, explanation: str, flags: int = re.IGNORECASE) -> _Pattern:
-    return _Pattern(label, re.compile(regex, flags), explanation)
+    """A shipped pattern, compiled by RE2 (linear time on any input: see :mod:`overseer._regex`)."""
+    return _Pattern(
+        label,
+        compile_linear(regex, ignore_case=bool(flags & re.IGNORECASE), multiline=bool(flags & re.MULTILINE)),
+        explanation,
+    )
 
 
 _DESTRUCTIVE = (
@@ -149,8 +165,8 @@ _SECRETS = (
     _p("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "a JSON Web Token", 0),
     _p("password-in-url", r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@", "a password inside a URL", 0),
 )
-_SECRET_ARG = re.compile(
-    r"(pass(word|wd|phrase)?|secret|api[_-]?key|access[_-]?key|private[_-]?key|token|credential)s?$", re.I
+_SECRET_ARG = compile_linear(
+    r"(pass(word|wd|phrase)?|secret|api[_-]?key|access[_-]?key|private[_-]?key|token|credential)s?$", ignore_case=True
 )
 
 _INJECTION = (
@@ -199,8 +215,8 @@ _INJECTION = (
     ),
 )
 
-_URL = re.compile(r"\b(?:https?|ftp)://[^\s\"'<>()\[\]{}]+", re.I)
-_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
+_URL = compile_linear(r"\b(?:https?|ftp)://[^\s\"'<>()\[\]{}]+", ignore_case=True)
+_EMAIL = compile_linear(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
 
 
 def find_injection(text: str) -> tuple[int, int] | None:
@@ -258,7 +274,7 @@ class RulesScorer(BaseScorer):
         self._patterns = [
             (
                 spec,
-                re.compile(spec.regex, re.IGNORECASE if spec.ignore_case else 0),
+                compile_linear(spec.regex, ignore_case=spec.ignore_case),
                 None if spec.kind is None else {spec.kind} if isinstance(spec.kind, str) else set(spec.kind),
                 _globs(spec.tool),
             )

@@ -45,6 +45,7 @@ def span_to_record(span: ReadableSpan) -> dict[str, Any] | None:
             "agent": attrs.get(sc.AGENT_NAME),
             "step": _json(attrs.get(sc.STEP_JSON), {}),
             "errors": _json(attrs.get(sc.VERDICT_ERRORS), None),
+            "spans": _json(attrs.get(sc.VERDICT_SPANS), None),
             "created_at_ns": span.end_time or span.start_time,
             "latency_ms": attrs.get(sc.LATENCY_MS),
             "trace_id": trace_id,

@@ -68,6 +68,7 @@ steps = Table(
     Column("span_id", String(16), nullable=True),
     Column("prev_hash", String(64), nullable=True),
     Column("hash", String(64), nullable=True),
+    Column("spans", JSON, nullable=True),
     Index(None, "trajectory_id", "idx"),
 )
 

@@ -70,6 +70,8 @@ class StoredStep:
     created_at: datetime
     latency_ms: float | None
     scores: tuple[StoredScore, ...] = ()
+    spans: tuple[tuple[int, int], ...] | None = None
+    """For ``sanitize``: the character spans removed before the model read the observation."""
 
     def verdict_record(self) -> dict[str, Any]:
         """The step's verdict in the JSON Lines format of ``overseer score``."""
@@ -86,6 +88,7 @@ class StoredStep:
             "policy": self.policy,
             "scorer": self.scorer,
             "halt": self.halt,
+            **({"spans": [list(s) for s in self.spans]} if self.spans is not None else {}),
         }
 
 
@@ -171,7 +174,11 @@ class AuditStore:
         if backend == "sqlite":
             database = parsed.database or ""
             if database and database != ":memory:" and not database.startswith("file:"):
-                Path(database).parent.mkdir(parents=True, exist_ok=True)
+                folder = Path(database).parent
+                if folder.parts[:1] == (".overseer",):
+                    folder.mkdir(parents=True, exist_ok=True)  # overseer's own folder in the working directory
+                elif not folder.is_dir():  # a typo in a path must not quietly create folders elsewhere
+                    raise StoreError(f"no folder {str(folder)!r} for the SQLite database {database!r}")
             kwargs: dict[str, Any] = {"connect_args": {"timeout": 30, "check_same_thread": False}}
             if not database or database == ":memory:":
                 kwargs["poolclass"] = StaticPool
@@ -267,6 +274,7 @@ class AuditStore:
                         "agent": r.get("agent"),
                         "step": r.get("step", {}),
                         "errors": r.get("errors"),
+                        "spans": r.get("spans"),
                         "created_at": _from_ns(r.get("created_at_ns")) or datetime.now(UTC),
                         "latency_ms": r.get("latency_ms"),
                         "trace_id": r.get("trace_id"),
@@ -386,6 +394,7 @@ class AuditStore:
             created_at=_utc(row.created_at) or datetime.now(UTC),
             latency_ms=row.latency_ms,
             scores=tuple(sorted(scores, key=lambda s: s.name)),
+            spans=tuple((int(a), int(b)) for a, b in row.spans) if row.spans is not None else None,
         )
 
     def list_steps(
@@ -438,6 +447,16 @@ class AuditStore:
                 return None
             scores = self._scores_for(conn, [row.id])
         return self._step(row, scores[row.id])
+
+    def has_trajectory(self, trajectory_id: str) -> bool:
+        """Whether the store holds a trajectory (or a step of one) with this id."""
+        with self._reading() as conn:
+            found = conn.execute(select(t.trajectories.c.id).where(t.trajectories.c.id == trajectory_id)).first()
+            if found is None:
+                found = conn.execute(
+                    select(t.steps.c.id).where(t.steps.c.trajectory_id == trajectory_id).limit(1)
+                ).first()
+        return found is not None
 
     def get_trajectory(self, trajectory_id: str) -> tuple[StoredTrajectory, list[StoredStep]] | None:
         """A trajectory and its steps in order, or ``None`` when the store has neither."""
@@ -539,6 +558,27 @@ class AuditStore:
         while current in by_prev:
             current = by_prev.pop(current)
         return current
+
+    def trajectory_ids(self) -> list[str]:
+        """Every trajectory id the store knows of (from trajectories, steps and reviews), sorted."""
+        with self._reading() as conn:
+            return sorted(
+                {r[0] for r in conn.execute(select(t.trajectories.c.id))}
+                | {r[0] for r in conn.execute(select(t.steps.c.trajectory_id).distinct())}
+                | {r[0] for r in conn.execute(select(t.reviews.c.trajectory_id).distinct())}
+            )
+
+    def checkpoint(self) -> dict[str, Any]:
+        """An anchor to keep outside the database: see :mod:`overseer.store._checkpoint`."""
+        from overseer.store._checkpoint import checkpoint
+
+        return checkpoint(self)
+
+    def verify_checkpoint(self, cp: dict[str, Any], root: str | None = None) -> list[ChainProblem]:
+        """What the store no longer holds of what checkpoint ``cp`` saw (empty: all of it, unchanged)."""
+        from overseer.store._checkpoint import verify_checkpoint
+
+        return verify_checkpoint(self, cp, root)
 
     def verify(self, trajectory_id: str | None = None) -> tuple[int, list[ChainProblem]]:
         """Check the hash chains (of one trajectory, or of all): how many records were checked, and the problems."""

@@ -32,15 +32,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from overseer._text import printable
-from overseer.steps import ACTIONS, Review
+from overseer.steps import ACTIONS, REVIEW_LABELS, Review
 from overseer.store import AuditStore, StoredStep
 from overseer.store.export import FORMATS, export_rows, render_export, step_json
 
 __all__ = ["create_app", "is_loopback"]
 
 HERE = Path(__file__).parent
-QUEUE_ACTIONS = ("flag", "block", "escalate", "resample")
-LABELS = ("good", "bad", "approve", "reject")
+QUEUE_ACTIONS = ("flag", "sanitize", "block", "escalate", "resample")
+LABELS = ("correct-block", "wrong-block", "missed", "good", "bad", "approve", "reject")
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -108,7 +108,12 @@ def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = 
 
     def queue(request: Request) -> Response:
         params = request.query_params
-        actions = [a for a in params.getlist("action") if a in QUEUE_ACTIONS] or ["flag", "block", "escalate"]
+        actions = [a for a in params.getlist("action") if a in QUEUE_ACTIONS] or [
+            "flag",
+            "sanitize",
+            "block",
+            "escalate",
+        ]
         rule = params.get("rule") or None
         try:
             limit = min(max(int(params.get("limit", "100")), 1), 1000)
@@ -145,6 +150,7 @@ def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = 
             steps=steps,
             reviews=reviews,
             labels=LABELS,
+            meanings=REVIEW_LABELS,
             curve=_curve(steps),
             step_text=lambda s: json.dumps(step_json(s)["step"], ensure_ascii=False, indent=1),
         )
@@ -161,6 +167,8 @@ def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = 
         step = store.get_step(str(body.get("step_id", "")))
         if step is None:
             return JSONResponse({"error": f"no step {body.get('step_id')!r}"}, status_code=404)
+        if str(body.get("label") or "").strip() not in REVIEW_LABELS:
+            return JSONResponse({"error": f"label must be one of {', '.join(REVIEW_LABELS)}"}, status_code=400)
         try:
             review = Review(
                 trajectory_id=step.trajectory_id,

@@ -77,7 +77,7 @@ def kinds_and_actions(store_url: str) -> list[list[tuple[str, str | None, str]]]
 EXPECTED = [
     ("plan", None, "allow"),
     ("tool_call", "read_inbox", "allow"),
-    ("observation", "read_inbox", "flag"),
+    ("observation", "read_inbox", "sanitize"),  # the detector's span is removed before the model reads it
     ("tool_call", "send_email", "block"),
     ("tool_call", "send_email", "allow"),
     ("observation", "send_email", "allow"),
@@ -111,7 +111,7 @@ def test_hijacked_call_never_runs_and_every_step_is_stored(mode: str, store_url:
     assert tools.sent == ["me@example.com"]
     refusal = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "c2")
     assert refusal.status == "error"
-    assert "block-values-from-injected-output" in str(refusal.content) and "did not run" in str(refusal.content)
+    assert "block-values-from-detected-injection" in str(refusal.content) and "did not run" in str(refusal.content)
     assert messages[-1].content.startswith("Dana says")
     assert kinds_and_actions(store_url) == [EXPECTED]
     with AuditStore(store_url) as store:
@@ -321,7 +321,10 @@ def test_the_demo_stops_the_hijacked_call_and_lets_benign_steps_through(tmp_path
     assert "side effects that happened: ran `rm build/tmp/*.o`" in result.output
     with AuditStore(store) as audit:
         blocked = {(s.tool, s.rule) for s in audit.list_steps(actions=["block"])}
-        assert blocked == {("send_email", "block-values-from-injected-output"), ("shell", "block-destructive-commands")}
+        assert blocked == {
+            ("send_email", "block-values-from-detected-injection"),
+            ("shell", "block-destructive-commands"),
+        }
         weather = next(t for t in audit.list_trajectories() if "Paris" in (t.task or ""))
         found = audit.get_trajectory(weather.id)
         assert found is not None

@@ -1,0 +1,96 @@
+"""``overseer detector``: build the training documents, train the injection detector, evaluate on unseen sources."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from overseer.cli._common import console, fail, handle_errors
+
+__all__ = ["detector_group"]
+
+_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes"
+
+
+@click.group("detector")
+def detector_group() -> None:
+    """The injection detector: which characters of a tool's output address the agent."""
+
+
+@detector_group.command("data")
+@click.option("--shared", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("../shared/datasets"),
+              show_default=True, help="The public datasets folder.")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--composed", type=int, default=24000, show_default=True, help="How many composed documents.")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="JSON Lines (.gz) of documents.")
+@handle_errors
+def data(shared: Path, seed: int, composed: int, out: Path) -> None:
+    """Write the training documents (composed + the training parts of the public corpora)."""
+    from overseer.detector.sources import training_docs
+
+    docs = training_docs(shared, seed=seed, composed=composed)
+    opener: Any = gzip.open if out.suffix == ".gz" else open
+    with opener(out, "wt", encoding="utf-8") as handle:
+        for doc in docs:
+            handle.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    console.print(f"{len(docs)} documents ({sum(1 for d in docs if d['spans'])} injected) -> {out}")
+
+
+@detector_group.command("train", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def train(args: tuple[str, ...]) -> None:
+    """Train a detector: DOCS... --out DIR [--epochs 3 --batch-size 64 --lr 8e-5 --seed 0 --device auto]."""
+    from overseer.detector.train import main
+
+    main(list(args))
+
+
+@detector_group.command("eval")
+@click.option("--policy", default="default", show_default=True, help="The policy to replay every source under.")
+@click.option("--shared", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("../shared/datasets"),
+              show_default=True, help="The public datasets folder.")  # fmt: skip
+@click.option("--sources", default=_SOURCES, show_default=True, help="Comma-separated sources.")
+@click.option("--asb-runs", type=int, default=400, show_default=True, help="ASB held-out runs sampled (seeded).")
+@click.option("--concurrency", type=int, default=8, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@handle_errors
+def evaluate(policy: str, shared: Path, sources: str, asb_runs: int, concurrency: int, as_json: bool) -> None:
+    """Replay every unseen source under a whole policy; one row per source (never one pooled figure)."""
+    from overseer.detector.evaluate import evaluate_sources, spikee_detectors
+    from overseer.detector.sources import eval_sets
+
+    wanted = [s.strip() for s in sources.split(",") if s.strip()]
+    sets = eval_sets(shared, Path.cwd(), asb_runs=asb_runs)
+    unknown = [s for s in wanted if s not in sets]
+    if unknown:
+        fail(f"unknown source(s) {', '.join(unknown)}; known: {', '.join(sets)}")
+    rows = evaluate_sources(policy, {name: sets[name] for name in wanted}, concurrency)
+    if as_json:
+        out = {"policy": policy, "sources": rows}
+        if "spikee" in wanted:
+            out["spikee_detectors"] = spikee_detectors(shared)
+        click.echo(json.dumps(out, indent=2))
+        return
+    table = Table(title=f"unseen sources under policy {policy}")
+    for column in ("source", "injected outputs caught", "hijacked calls stopped", "benign calls blocked",
+                   "benign outputs blocked/sanitised", "benign runs interrupted"):  # fmt: skip
+        table.add_column(column, justify="right" if column != "source" else "left")
+
+    def frac(a: int, b: int) -> str:
+        return f"{a}/{b} ({100 * a / b:.1f}%)" if b else "-"
+
+    for name, r in rows.items():
+        table.add_row(
+            name,
+            frac(r["injected_caught"], r["injected_outputs"]),
+            frac(r["hijacked_stopped"], r["hijacked_calls"]),
+            frac(r["benign_calls_blocked"], r["benign_calls"]),
+            frac(r["benign_outputs_removed"], r["benign_outputs"]),
+            frac(r["benign_runs_interrupted"], r["benign_runs"]),
+        )
+    console.print(table)

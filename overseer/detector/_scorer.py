@@ -1,0 +1,92 @@
+"""The detector as a scorer: every observation gets ``<name>`` = 1 - P(it holds an instruction for the agent).
+
+The score carries the character spans of the passages found, which a ``sanitize`` rule removes before the model
+reads the output. Other step kinds get no score from this scorer (a rule on ``detector`` never matches them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from overseer.scorers._base import BaseScorer, ScoreRequest
+from overseer.steps import Observation, Score
+
+__all__ = ["DetectorScorer", "build_scorer"]
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class DetectorScorer(BaseScorer):
+    """Scores observations with an :class:`~overseer.detector._model.InjectionModel`."""
+
+    def __init__(
+        self, model: Any, *, name: str = "detector", max_chars: int = 200_000, threshold: float | None = None
+    ) -> None:
+        self.model = model
+        self.threshold = threshold
+        self.name = name
+        self.max_chars = max_chars
+        self.version = f"minilm-tagger@{model.digest}"
+
+    def _score(self, text: str, detection: Any) -> Score:
+        value = round(1.0 - float(detection.score), 6)
+        if not detection.spans:
+            return Score(name=self.name, value=value, scorer=self.id)
+        first = detection.spans[0]
+        more = f" (+{len(detection.spans) - 1} more)" if len(detection.spans) > 1 else ""
+        return Score(
+            name=self.name,
+            value=value,
+            scorer=self.id,
+            label="addressed-to-agent",
+            explanation=f"instruction addressed to the agent at characters {first[0]}-{first[1]}{more}: "
+            f"{_quote(text[first[0] : first[1]])!r}",
+            spans=tuple(detection.spans),
+        )
+
+    def _detect(self, texts: list[str]) -> list[Any]:
+        return list(self.model.detect(texts, self.threshold))
+
+    async def score(self, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
+        """Score the observations among ``requests`` in one pass (off the event loop's thread)."""
+        out: list[dict[str, Score]] = [{} for _ in requests]
+        todo = [(i, r.step.content) for i, r in enumerate(requests) if isinstance(r.step, Observation)]
+        too_long = [i for i, text in todo if len(text) > self.max_chars]
+        for i in too_long:  # fail closed on what cannot be scanned in time: the whole text is suspect
+            out[i][self.name] = Score(
+                name=self.name, value=0.0, scorer=self.id, label="too-long",
+                explanation=f"output of {len(requests[i].step.content)} characters is over the {self.max_chars} scanned",  # type: ignore[union-attr]
+            )  # fmt: skip
+        # lone surrogates (which no tokenizer takes) become U+FFFD, one for one: the offsets stay valid
+        todo = [
+            (i, text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+            for i, text in todo
+            if len(text) <= self.max_chars and text.strip()
+        ]
+        if todo:
+            found = await asyncio.to_thread(self._detect, [text for _, text in todo])
+            for (i, text), detection in zip(todo, found, strict=True):
+                out[i][self.name] = self._score(text, detection)
+        return out
+
+
+def build_scorer(name: str, spec: Any) -> DetectorScorer:
+    """The scorer for a policy's ``type: detector`` entry."""
+    from overseer.detector._model import load_detector
+    from overseer.exceptions import ConfigError, MissingDependencyError
+
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError("the injection detector", "prm") from None
+    try:
+        model = load_detector(spec.model, device="cpu" if spec.device == "auto" else spec.device)
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"scorer {name!r}: cannot load detector {spec.model!r}: {err}") from None
+    return DetectorScorer(model, name=name, max_chars=spec.max_chars, threshold=spec.threshold)

