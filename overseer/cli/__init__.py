@@ -11,6 +11,7 @@ from overseer.cli._audit import audit_group
 from overseer.cli._bench import bench_group
 from overseer.cli._demo import demo
 from overseer.cli._detector import detector_group
+from overseer.cli._mcp import mcp_group
 from overseer.cli._policy import policy_group
 from overseer.cli._prm import prm_group
 from overseer.cli._score import score
@@ -36,6 +37,7 @@ cli.add_command(demo)
 cli.add_command(prm_group)
 cli.add_command(detector_group)
 cli.add_command(ui)
+cli.add_command(mcp_group)
 
 
 def main() -> None:
