@@ -374,7 +374,9 @@ def eval_sets(shared: Path, repo: Path, seed: int = 0, asb_runs: int = 400) -> d
         if datasets.part(i) == "heldout"
     ]
     r.shuffle(asb)
-    sets["asb"] = [_with_observations(i, benign=False) for i in asb[:asb_runs]]
+    # every ASB run is under attack (a run the agent resisted has no hijacked call but still carries the injected
+    # output): none of them counts as a benign run
+    sets["asb"] = [{**_with_observations(i, benign=False), "attacked": True} for i in asb[:asb_runs]]
     probes = repo / "tests" / "data" / "prm_probes.jsonl"
     if probes.is_file():
         sets["probes"] = [json.loads(line) for line in probes.read_text().splitlines() if line.strip()]
