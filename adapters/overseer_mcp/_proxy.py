@@ -69,8 +69,12 @@ def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
+_DONE = {"block": "blocked", "escalate": "held for a person's decision, refused meanwhile,", "resample": "refused"}
+
+
 def _refusal(verdict: Verdict, what: str) -> types.CallToolResult:
-    return _error(f"overseer {verdict.action}ed {what} (rule {verdict.rule or '-'}): {verdict.reason}")
+    done = _DONE.get(verdict.action, verdict.action)
+    return _error(f"overseer {done} {what} (rule {verdict.rule or '-'}): {verdict.reason}")
 
 
 @dataclass

@@ -98,6 +98,28 @@ def load(
         raise SystemExit(1)
 
 
+@bench_group.command("mcp")
+@click.option("--calls", type=click.IntRange(10), default=200, show_default=True, help="Timed calls per setting.")
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
+@handle_errors
+def mcp(calls: int, as_json: bool) -> None:
+    """One MCP tools/call directly and through `overseer mcp proxy` (rules only, default policy): p50 / p99."""
+    from importlib.metadata import entry_points
+
+    from overseer.exceptions import MissingDependencyError
+
+    found = {ep.name: ep for ep in entry_points(group="overseer.bench")}
+    try:
+        bench_mcp = found["mcp"].load()
+    except (KeyError, ImportError):
+        raise MissingDependencyError("overseer bench mcp", "mcp") from None
+    result = bench_mcp(calls=calls)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        console.print_json(json.dumps(result))
+
+
 @bench_group.command("prm")
 @click.option(
     "--model", default="default", show_default=True, help="default, a model directory, or an id in the cache."

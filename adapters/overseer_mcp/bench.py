@@ -1,0 +1,60 @@
+"""``overseer bench mcp``: per-call latency through the proxy against the same server called directly."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+__all__ = ["bench_mcp"]
+
+RULES_ONLY = "version: 1\nname: rules-only\nscorers: {rules: {type: rules}}\nrules: []\n"
+
+
+def _quantiles(ms: list[float]) -> dict[str, float]:
+    ordered = sorted(ms)
+    return {
+        "p50_ms": round(statistics.median(ordered), 3),
+        "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 3),
+    }
+
+
+async def _time_calls(params: StdioServerParameters, calls: int) -> list[float]:
+    async with Client(params, read_timeout_seconds=300) as client:
+        await client.list_tools()
+        for n in range(5):  # warm-up
+            await client.call_tool("echo", {"text": f"warm {n}"})
+        out = []
+        for n in range(calls):
+            start = time.perf_counter()
+            await client.call_tool("echo", {"text": f"Meeting notes, item {n}: book the room for Thursday."})
+            out.append((time.perf_counter() - start) * 1000)
+        return out
+
+
+def bench_mcp(calls: int = 200, policies: tuple[str, ...] = ("rules-only", "default")) -> dict[str, Any]:
+    """p50 / p99 of one ``tools/call`` directly and through ``overseer mcp proxy`` under each policy (no store)."""
+    server = [sys.executable, "-m", "overseer_mcp.demo_server"]
+    overseer = str(Path(sys.executable).with_name("overseer"))
+    env = dict(os.environ)
+    result: dict[str, Any] = {"calls": calls, "transport": "stdio", "store": "none"}
+    with tempfile.TemporaryDirectory() as tmp:
+        rules = Path(tmp) / "rules-only.yaml"
+        rules.write_text(RULES_ONLY)
+        direct = anyio.run(_time_calls, StdioServerParameters(command=server[0], args=server[1:], env=env), calls)
+        result["direct"] = _quantiles(direct)
+        for policy in policies:
+            chosen = str(rules) if policy == "rules-only" else policy
+            args = ["mcp", "proxy", "--no-store", "--policy", chosen, "--", *server]
+            proxied = anyio.run(_time_calls, StdioServerParameters(command=overseer, args=args, env=env), calls)
+            row = _quantiles(proxied)
+            row["added_p50_ms"] = round(row["p50_ms"] - result["direct"]["p50_ms"], 3)
+            result[policy] = row
+    return result
