@@ -3,9 +3,12 @@
 The proxy is an ordinary MCP server (the SDK's low-level ``Server``) whose tool handlers forward to an upstream
 server through the SDK's ``Client``. The MCP session is the trajectory:
 
-- ``tools/call`` is a ``tool_call`` step, judged before it is forwarded. ``block``, ``escalate`` and ``resample``
-  (which a proxy cannot draw again) answer the client with an ``isError`` result that says why; the upstream
-  server never sees the call.
+- ``tools/call`` is a ``tool_call`` step, judged before it is forwarded. ``block`` and ``resample`` (which a
+  proxy cannot draw again) answer the client with an ``isError`` result that says why; the upstream server never
+  sees the call. ``escalate`` holds the call until a person decides with ``overseer audit review STEP --label
+  approve|reject|edit`` or the review page (another terminal, the same store): ``approve`` forwards it, ``edit``
+  forwards the reviewer's arguments, ``reject`` or no decision within ``escalation_timeout_s`` refuses it. With no
+  store nobody can decide, and the call is refused at once.
 - the upstream result is an ``observation`` step, judged before the client sees it. ``sanitize`` replaces its text
   with the cleaned text (structured content is dropped with it, since it carries the same data); ``block``
   withholds it behind an ``isError`` result.
@@ -36,13 +39,15 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from overseer import Observation, Overseer, ToolCall, TrajectoryHandle, Verdict
+from overseer import Observation, Overseer, Review, ToolCall, TrajectoryHandle, Verdict
+from overseer.store import AuditStore
 
 __all__ = ["UNKNOWN_TASK", "McpGuard", "build_server", "tool_pin"]
 
 UNKNOWN_TASK = "(not visible to the proxy: the task of an MCP client's session)"
 LIST_TOOLS = "tools/list"
 _REFUSE = frozenset({"block", "escalate", "resample"})
+_DECISIONS = frozenset({"approve", "reject", "edit"})
 
 
 def tool_pin(tool: types.Tool) -> str:
@@ -85,6 +90,10 @@ class McpGuard:
     upstream: Client
     task: str = UNKNOWN_TASK
     trajectory_id: str = field(default_factory=lambda: f"mcp-{uuid.uuid4().hex[:12]}")
+    store: str | None = None
+    """The audit store's URL, where a person's decision on an escalated call is read; ``None``: nobody can decide."""
+    escalation_timeout_s: float = 300.0
+    poll_s: float = 0.5
     pins: dict[str, str] = field(default_factory=dict)
     """Tool name -> the pin it had when first listed in this session."""
     withheld: dict[str, str] = field(default_factory=dict)
@@ -154,7 +163,20 @@ class McpGuard:
         verdict = await handle.ajudge(ToolCall(tool=params.name, args=args, call_id=call_id))
         if verdict.halt:
             self._halted = verdict.reason
-        if verdict.action in _REFUSE:
+        if verdict.action == "escalate" and self.store is not None:
+            decision = await self._decision(verdict)
+            if decision is None:
+                return _error(
+                    f"overseer held the call to {params.name!r} for a person's decision (rule {verdict.rule}: "
+                    f"{verdict.reason}); none came within {self.escalation_timeout_s:g} s, so it was refused"
+                )
+            if decision.label == "reject":
+                who = f" ({decision.comment})" if decision.comment else ""
+                return _error(f"{decision.reviewer} rejected the call to {params.name!r}{who}")
+            if decision.label == "edit" and isinstance(decision.edited, Mapping):
+                edited = decision.edited.get("args", decision.edited)
+                args = dict(edited) if isinstance(edited, Mapping) else args
+        elif verdict.action in _REFUSE:
             return _refusal(verdict, f"the call to {params.name!r}")
         try:
             result = await self.upstream.call_tool(params.name, args)
@@ -175,6 +197,26 @@ class McpGuard:
                 content=[types.TextContent(type="text", text=seen.sanitized), *others], is_error=result.is_error
             )
         return result
+
+    async def _decision(self, verdict: Verdict) -> Review | None:
+        """Wait for an approve / reject / edit review of the escalated step in the store (``None``: none in time)."""
+        import anyio
+
+        assert self.store is not None
+        await anyio.to_thread.run_sync(self.overseer.flush, 30.0)  # the step must be in the store to be reviewed
+
+        def decided() -> Review | None:
+            with AuditStore(self.store) as audit:
+                reviews = audit.list_reviews(step_id=verdict.step_id)
+            return next((r for r in reversed(reviews) if r.label in _DECISIONS), None)
+
+        with anyio.move_on_after(self.escalation_timeout_s):
+            while True:
+                found = await anyio.to_thread.run_sync(decided)
+                if found is not None:
+                    return found
+                await anyio.sleep(self.poll_s)
+        return None
 
     async def aclose(self, status: str = "completed") -> None:
         """End the session's trajectory."""

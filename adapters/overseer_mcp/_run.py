@@ -23,17 +23,25 @@ async def serve_stdio(
     store: Any = None,
     task: str | None = None,
     call_timeout_s: float = 60.0,
+    escalation_timeout_s: float = 300.0,
 ) -> None:
     """Launch the upstream server, then serve the guarded copy of it on this process's stdin and stdout.
 
     The upstream inherits this process's environment and working directory (a client configured to launch the
     proxy instead of the server needs no other change). A call the upstream does not answer within
-    ``call_timeout_s`` is answered to the client as a failed call.
+    ``call_timeout_s`` is answered to the client as a failed call. An escalated call waits up to
+    ``escalation_timeout_s`` for a person's decision in ``store`` (given as a URL).
     """
     params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
     with Overseer(policy, store=store) as overseer:
         async with Client(params, read_timeout_seconds=call_timeout_s) as upstream:
-            guard = McpGuard(overseer, upstream, task or UNKNOWN_TASK)
+            guard = McpGuard(
+                overseer,
+                upstream,
+                task or UNKNOWN_TASK,
+                store=store if isinstance(store, str) else None,
+                escalation_timeout_s=escalation_timeout_s,
+            )
             server = build_server(guard)
             try:
                 async with stdio_server() as (read_stream, write_stream):

@@ -44,10 +44,23 @@ def mcp_group() -> None:
     type=click.FloatRange(min=0.1),
     help="Seconds to wait for the server.",
 )
+@click.option(
+    "--escalation-timeout",
+    default=300.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds an escalated call waits for `overseer audit review STEP --label approve|reject` (then refused).",
+)
 @click.argument("server", nargs=-1, required=True, type=click.UNPROCESSED)
 @handle_errors
 def proxy(
-    policy: str, store_url: str | None, no_store: bool, task: str | None, call_timeout: float, server: tuple[str, ...]
+    policy: str,
+    store_url: str | None,
+    no_store: bool,
+    task: str | None,
+    call_timeout: float,
+    escalation_timeout: float,
+    server: tuple[str, ...],
 ) -> None:
     """Serve SERVER (a command and its arguments, after --) over stdio, with every tool call judged first.
 
@@ -62,6 +75,12 @@ def proxy(
     store = None if no_store else (store_url or default_store_url())
     anyio.run(
         lambda: serve_stdio(
-            server[0], list(server[1:]), policy=policy, store=store, task=task, call_timeout_s=call_timeout
+            server[0],
+            list(server[1:]),
+            policy=policy,
+            store=store,
+            task=task,
+            call_timeout_s=call_timeout,
+            escalation_timeout_s=escalation_timeout,
         )
     )

@@ -144,3 +144,76 @@ def test_demo_mcp_cuts_the_injection_refuses_the_planted_send_and_keeps_the_user
     calls = [(s.step.args.get("to"), s.action) for s in steps if s.kind == "tool_call"]  # type: ignore[union-attr]
     assert calls == [(None, "allow"), ("hr-backup@quick-share.app", "block"), ("dana@example.com", "allow")]
     assert meta.task.startswith("Summarise my inbox")
+
+
+ESCALATE = """version: 1
+name: hold-sends
+scorers: {rules: {type: rules}}
+rules:
+  - name: hold-sends
+    when: {kind: tool_call, tool: send_email}
+    action: escalate
+"""
+
+
+def test_an_escalated_call_waits_for_a_person_in_another_terminal(tmp_path: Path) -> None:
+    """A reviewer approves one send and rejects the other with `overseer audit review`, while the client waits."""
+    import json as json_module
+    import subprocess
+    import threading
+
+    policy = tmp_path / "hold.yaml"
+    policy.write_text(ESCALATE)
+    store = f"sqlite:///{tmp_path / 'audit.db'}"
+    decided: list[str] = []
+
+    def reviewer() -> None:  # the other terminal: wait for each held call in the queue, then decide
+        for label in ("approve", "reject"):
+            for _ in range(240):
+                out = subprocess.run(
+                    [str(OVERSEER), "audit", "queue", "--action", "escalate", "--store", store, "--json"],
+                    capture_output=True, text=True, check=False,
+                )  # fmt: skip
+                waiting = [json_module.loads(line)["step_id"] for line in out.stdout.splitlines() if line.strip()]
+                waiting = [s for s in waiting if s not in decided]
+                if waiting:
+                    break
+                time.sleep(0.5)
+            else:
+                return
+            args = ["audit", "review", waiting[0], "--label", label, "--reviewer", "dana", "--store", store]
+            subprocess.run([str(OVERSEER), *args], check=True, capture_output=True)
+            decided.append(waiting[0])
+
+    thread = threading.Thread(target=reviewer, daemon=True)
+    thread.start()
+
+    async def run() -> list[tuple[bool, str]]:
+        options = ("--store", store, "--policy", str(policy), "--escalation-timeout", "120")
+        async with Client(proxied(tmp_path, *options), read_timeout_seconds=300) as client:
+            out = []
+            for to in ("dana@example.com", "eve@example.com"):
+                result = await client.call_tool("send_email", {"to": to, "body": "hi"})
+                out.append((result.is_error, result.content[0].text))
+            return out
+
+    approved, rejected = anyio.run(run)
+    thread.join(timeout=30)
+    assert not approved[0] and approved[1] == "sent to dana@example.com"
+    assert rejected[0] and "dana rejected" in rejected[1]
+    assert [r["arguments"]["to"] for r in received(tmp_path)] == ["dana@example.com"]
+
+
+def test_with_no_decision_in_time_the_held_call_is_refused(tmp_path: Path) -> None:
+    policy = tmp_path / "hold.yaml"
+    policy.write_text(ESCALATE)
+    store = f"sqlite:///{tmp_path / 'audit.db'}"
+
+    async def run() -> Any:
+        options = ("--store", store, "--policy", str(policy), "--escalation-timeout", "1")
+        async with Client(proxied(tmp_path, *options), read_timeout_seconds=60) as client:
+            return await client.call_tool("send_email", {"to": "dana@example.com", "body": "hi"})
+
+    result = anyio.run(run)
+    assert result.is_error and "none came within 1 s" in result.content[0].text
+    assert received(tmp_path) == []
