@@ -205,18 +205,22 @@ class McpGuard:
         assert self.store is not None
         await anyio.to_thread.run_sync(self.overseer.flush, 30.0)  # the step must be in the store to be reviewed
 
+        audit = await anyio.to_thread.run_sync(AuditStore, self.store)  # opened once, polled, closed
+
         def decided() -> Review | None:
-            with AuditStore(self.store) as audit:
-                reviews = audit.list_reviews(step_id=verdict.step_id)
+            reviews = audit.list_reviews(step_id=verdict.step_id)
             return next((r for r in reversed(reviews) if r.label in _DECISIONS), None)
 
-        with anyio.move_on_after(self.escalation_timeout_s):
-            while True:
-                found = await anyio.to_thread.run_sync(decided)
-                if found is not None:
-                    return found
-                await anyio.sleep(self.poll_s)
-        return None
+        try:
+            with anyio.move_on_after(self.escalation_timeout_s):
+                while True:
+                    found = await anyio.to_thread.run_sync(decided)
+                    if found is not None:
+                        return found
+                    await anyio.sleep(self.poll_s)
+            return None
+        finally:
+            audit.close()
 
     async def aclose(self, status: str = "completed") -> None:
         """End the session's trajectory."""

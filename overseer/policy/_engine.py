@@ -39,11 +39,15 @@ class _Seen:
     action: Action
     lowered: str
     spans: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    _within: dict[str, str] = field(default_factory=dict)
 
     def within(self, score: str) -> str:
-        """The lowered text inside the spans that ``score`` marked (empty when it marked none)."""
-        text = self.step.text()
-        return "\n".join(text[a:b].lower() for a, b in self.spans.get(score, ()))
+        """The lowered text inside the spans that ``score`` marked (empty when it marked none), cut once per score."""
+        found = self._within.get(score)
+        if found is None:
+            text = self.step.text()
+            found = self._within[score] = "\n".join(text[a:b].lower() for a, b in self.spans.get(score, ()))
+        return found
 
 
 @dataclass(slots=True)

