@@ -38,6 +38,7 @@ from overseer.steps import (
     Score,
     Step,
     ToolCall,
+    ToolChange,
     Trajectory,
     Verdict,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "StoreError",
     "Telemetry",
     "ToolCall",
+    "ToolChange",
     "Trajectory",
     "TrajectoryFormatError",
     "TrajectoryHandle",

@@ -30,7 +30,7 @@ from overseer.policy import Decision, Policy, PolicyEngine, TrajectoryContext, l
 from overseer.redact import Redactor
 from overseer.scorers import CompositeScorer, ScoreRequest, StepScorer
 from overseer.scorers._registry import build_scorers
-from overseer.steps import Observation, Review, Step, ToolCall, Verdict
+from overseer.steps import Observation, Review, Step, ToolCall, ToolChange, Verdict
 from overseer.store import AuditStore
 from overseer.store._chain import genesis, link, review_content, step_content
 from overseer.telemetry import Telemetry
@@ -398,7 +398,7 @@ class Overseer:
     # --- the work, on the portal loop ------------------------------------------------------------------------
 
     def _verdict(self, handle: TrajectoryHandle, index: int, step: Step, decision: Any, outcome: Any) -> Verdict:
-        tool = step.tool if isinstance(step, (ToolCall, Observation)) else None
+        tool = step.tool if isinstance(step, (ToolCall, Observation, ToolChange)) else None
         call_id = step.call_id if isinstance(step, (ToolCall, Observation)) else None
         resample = decision.resample if decision.action == "resample" else None
         cleaned = None

@@ -30,7 +30,7 @@ __all__ = ["Format", "parse_native", "parse_openai", "read_trajectories"]
 
 Format: TypeAlias = Literal["native", "openai", "auto"]
 
-_STEP_KINDS = {"plan", "tool_call", "observation", "message", "final"}
+_STEP_KINDS = {"plan", "tool_call", "observation", "message", "final", "tool_change"}
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
 

@@ -23,7 +23,7 @@ from overseer._regex import compile_linear
 from overseer._text import MAX_DEPTH, clean_json
 from overseer.policy._model import RedactSpec
 from overseer.scorers._rules import _SECRETS
-from overseer.steps import Step, ToolCall
+from overseer.steps import Step, ToolCall, ToolChange
 
 __all__ = ["Redactor"]
 
@@ -133,6 +133,10 @@ class Redactor:
         if isinstance(step, ToolCall):
             update = {"args": self.value(step.args)}
             if update["args"] == step.args:
+                return step
+        elif isinstance(step, ToolChange):
+            update = {"before": self.text(step.before), "after": self.text(step.after)}
+            if update["before"] == step.before and update["after"] == step.after:
                 return step
         else:
             update = {"content": self.text(step.content)}

@@ -1,9 +1,9 @@
 """The step model: what an agent does, one step at a time, and what overseer decides about it.
 
-Every model here is frozen and rejects unknown fields. A :data:`Step` is one of five kinds, told apart by
+Every model here is frozen and rejects unknown fields. A :data:`Step` is one of six kinds, told apart by
 ``kind``: a :class:`Plan` (reasoning or plan text), a :class:`ToolCall`, an :class:`Observation` (a tool's
-result, linked to its call by ``call_id``), a :class:`Message` (any other turn, such as a later user message)
-and a :class:`FinalAnswer`. A :class:`Trajectory` is a task and its steps. A scorer turns a step into named
+result, linked to its call by ``call_id``), a :class:`Message` (any other turn, such as a later user message),
+a :class:`FinalAnswer`, and a :class:`ToolChange` (a tool whose description changed after it was pinned). A :class:`Trajectory` is a task and its steps. A scorer turns a step into named
 :class:`Score` values; the policy turns the scores into a :class:`Verdict`.
 """
 
@@ -29,6 +29,7 @@ __all__ = [
     "Step",
     "StepKind",
     "ToolCall",
+    "ToolChange",
     "Trajectory",
     "Verdict",
     "step_adapter",
@@ -39,8 +40,8 @@ Action: TypeAlias = Literal["allow", "flag", "sanitize", "block", "resample", "e
 
 ACTIONS: tuple[Action, ...] = ("allow", "flag", "sanitize", "block", "resample", "escalate")
 
-StepKind: TypeAlias = Literal["plan", "tool_call", "observation", "message", "final"]
-"""The five kinds of step."""
+StepKind: TypeAlias = Literal["plan", "tool_call", "observation", "message", "final", "tool_change"]
+"""The six kinds of step."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -169,7 +170,39 @@ class FinalAnswer(_StepBase):
         return self.content
 
 
-Step: TypeAlias = Annotated[Plan | ToolCall | Observation | Message | FinalAnswer, Field(discriminator="kind")]
+class ToolChange(_StepBase):
+    """A tool whose description or input schema is not what was pinned: an MCP server's "rug pull".
+
+    The MCP proxy pins what a model reads about each tool the first time it is listed (in the session, and in the
+    audit store across sessions); a tool listed again with another pin is this step, judged before the changed tool
+    reaches the client. A policy matches it with ``kind: tool_change``; a refused change withholds the tool.
+    """
+
+    kind: Literal["tool_change"] = "tool_change"
+    """Always ``"tool_change"``."""
+    tool: str = Field(min_length=1)
+    """The tool's name."""
+    server: str | None = None
+    """The server that lists it, where known."""
+    since: Literal["session", "store"] = "session"
+    """Against what it changed: the pin taken earlier in this session, or the last accepted pin in the store."""
+    pinned: str
+    """The pin it had (a hash of its name, title, description and schemas)."""
+    pin: str
+    """The pin it has now."""
+    before: str = ""
+    """The description it had, where known."""
+    after: str = ""
+    """The description it has now."""
+
+    def text(self) -> str:
+        """``tool 'name' changed its description: <the new description>``."""
+        return f"tool {self.tool!r} changed its description: {self.after}"
+
+
+Step: TypeAlias = Annotated[
+    Plan | ToolCall | Observation | Message | FinalAnswer | ToolChange, Field(discriminator="kind")
+]
 """Any one step, told apart by ``kind``."""
 
 step_adapter: TypeAdapter[Step] = TypeAdapter(Step)

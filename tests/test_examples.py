@@ -19,6 +19,10 @@ EXPECTED = {
         "deleted: ['C-1042-dup']",
         "review by dana: edit",
     ],
+    "mcp_tools_in_langchain.py": [
+        "Blocked by the oversight policy (block-values-from-detected-injection)",
+        "sent to dana@example.com (the server has now sent 1 e-mail(s))",  # the planted send never reached it
+    ],
     "observe_only.py": ["2: tool_call   block  block-values-from-detected-injection"],
 }
 

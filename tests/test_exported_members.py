@@ -31,6 +31,7 @@ def test_public_surface() -> None:
             "StoreError",
             "Telemetry",
             "ToolCall",
+            "ToolChange",
             "Trajectory",
             "TrajectoryFormatError",
             "TrajectoryHandle",

@@ -12,12 +12,15 @@ server through the SDK's ``Client``. The MCP session is the trajectory:
 - the upstream result is an ``observation`` step, judged before the client sees it. ``sanitize`` replaces its text
   with the cleaned text (structured content is dropped with it, since it carries the same data); ``block``
   withholds it behind an ``isError`` result.
-- ``tools/list`` is pinned: each tool's description and input schema are hashed the first time they are seen in the
-  session; a tool that comes back changed (a "rug pull") is withheld from the list and its calls are refused, and
-  each description is judged as an observation of ``tools/list`` (tool poisoning). A description that a rule
-  blocks withholds its tool; ``sanitize`` and ``flag`` are recorded and the tool stays as it is: a description's
-  job is to instruct the model, so the injection detector (trained on tool output, where any instruction to the
-  model is out of place) marks most of them, and only rules written for descriptions should withhold one.
+- ``tools/list`` is pinned: what a model reads of each tool (name, title, description, schemas) is hashed when
+  first listed. A tool listed again with another hash, within the session or against the last version accepted in
+  the audit store (trust on first use across sessions), is a ``tool_change`` step ("rug pull"): a policy that
+  refuses it withholds the tool from the list and refuses its calls, and the store keeps the refused version until
+  a person accepts it (``overseer mcp accept``); an allowed change becomes the new pin. Each description is also
+  judged once as an observation of ``tools/list`` (tool poisoning). A description that a rule blocks withholds its
+  tool; ``sanitize`` and ``flag`` are recorded and the tool stays as it is: a description's job is to instruct the
+  model, so the injection detector (trained on tool output, where any instruction to the model is out of place)
+  marks most of them, and only rules written for descriptions should withhold one.
 
 What the proxy cannot see: the user's task (the client keeps the conversation; pass ``task`` when you know it),
 the model's own messages, and anything the client does without a tool. The policy therefore leans on provenance
@@ -26,12 +29,14 @@ within the session (values a call carries that first appeared in an earlier resu
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 from mcp import Client
@@ -39,10 +44,10 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from overseer import Observation, Overseer, Review, ToolCall, TrajectoryHandle, Verdict
-from overseer.store import AuditStore
+from overseer import Observation, Overseer, Review, ToolCall, ToolChange, TrajectoryHandle, Verdict
+from overseer.store import AuditStore, ToolPin
 
-__all__ = ["UNKNOWN_TASK", "McpGuard", "build_server", "tool_pin"]
+__all__ = ["UNKNOWN_TASK", "GuardedSessions", "McpGuard", "build_server", "tool_pin"]
 
 UNKNOWN_TASK = "(not visible to the proxy: the task of an MCP client's session)"
 LIST_TOOLS = "tools/list"
@@ -84,23 +89,32 @@ def _refusal(verdict: Verdict, what: str) -> types.CallToolResult:
 
 @dataclass
 class McpGuard:
-    """One proxied session: the upstream client, the overseer that judges, and what was pinned."""
+    """One proxied client session: the upstream client, the overseer that judges, and what was pinned."""
 
     overseer: Overseer
     upstream: Client
     task: str = UNKNOWN_TASK
     trajectory_id: str = field(default_factory=lambda: f"mcp-{uuid.uuid4().hex[:12]}")
-    store: str | None = None
-    """The audit store's URL, where a person's decision on an escalated call is read; ``None``: nobody can decide."""
+    audit: AuditStore | None = None
+    """The audit store where tool pins are kept across sessions and a person's decision on an escalated call is
+    read; ``None``: pins last one session and nobody can decide an escalation."""
     escalation_timeout_s: float = 300.0
     poll_s: float = 0.5
     pins: dict[str, str] = field(default_factory=dict)
-    """Tool name -> the pin it had when first listed in this session."""
+    """Tool name -> the pin accepted for it in this session."""
     withheld: dict[str, str] = field(default_factory=dict)
     """Tool name -> why it is withheld (changed since it was pinned, or a poisoned description)."""
+    _described: dict[str, str] = field(default_factory=dict)
+    _judged: set[str] = field(default_factory=set)
     _handle: TrajectoryHandle | None = None
     _halted: str | None = None
     _calls: int = 0
+
+    @property
+    def server_name(self) -> str:
+        """The upstream server's name, under which its tools are pinned in the store."""
+        info = self.upstream.server_info
+        return info.name if info is not None and info.name else "(unnamed MCP server)"
 
     def _trajectory(self, ctx: ServerRequestContext[Any] | None) -> TrajectoryHandle:
         if self._handle is None:
@@ -118,6 +132,52 @@ class McpGuard:
             self._handle = self.overseer.trajectory(self.task, id=self.trajectory_id, metadata=metadata)
         return self._handle
 
+    async def _in_store(self, fn: Any, *args: Any) -> Any:
+        import anyio
+
+        return await anyio.to_thread.run_sync(fn, *args) if self.audit is not None else None
+
+    async def _pinned(self, handle: TrajectoryHandle, tool: types.Tool) -> bool:
+        """Whether the tool may be listed: pinned as it is, or changed and the change allowed by the policy."""
+        pin = tool_pin(tool)
+        known = self.pins.get(tool.name)
+        if known == pin:
+            return True
+        since: Literal["session", "store"] = "session"
+        before = self._described.get(tool.name, "")
+        if known is None and self.audit is not None:
+            base: ToolPin | None = await self._in_store(self.audit.pin_baseline, self.server_name, tool.name)
+            if base is not None and base.pin != pin:
+                known, since, before = base.pin, "store", base.description or ""
+        seen = ToolPin(
+            self.server_name, tool.name, pin, "accepted", tool.description, tool.input_schema, self.trajectory_id
+        )
+        if known is not None and known != pin:
+            change = ToolChange(
+                tool=tool.name,
+                server=self.server_name,
+                since=since,
+                pinned=known,
+                pin=pin,
+                before=before,
+                after=tool.description or "",
+            )
+            verdict = await handle.ajudge(change)
+            if verdict.action in _REFUSE:
+                when = "during the session" if since == "session" else "since it was last accepted"
+                self.withheld[tool.name] = (
+                    f"its description or schema changed {when} ({known} -> {pin}); {verdict.rule or 'policy'}: "
+                    f"{verdict.reason}"
+                )
+                if self.audit is not None:
+                    await self._in_store(self.audit.record_tool_pin, dataclasses.replace(seen, status="refused"))
+                return False
+        self.pins[tool.name] = pin
+        self._described[tool.name] = tool.description or ""
+        if self.audit is not None:
+            await self._in_store(self.audit.record_tool_pin, seen)
+        return True
+
     async def list_tools(
         self, ctx: ServerRequestContext[Any] | None, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -126,21 +186,11 @@ class McpGuard:
         handle = self._trajectory(ctx)
         kept = []
         for tool in listed.tools:
-            pin = tool_pin(tool)
-            first = self.pins.setdefault(tool.name, pin)
-            if first != pin and tool.name not in self.withheld:
-                self.withheld[tool.name] = f"its description or schema changed during the session ({first} -> {pin})"
-                await handle.ajudge(
-                    Observation(
-                        tool=LIST_TOOLS,
-                        call_id=f"{tool.name}#changed",
-                        content=f"tool {tool.name!r} changed: {tool.description or ''}",
-                        is_error=True,
-                    )
-                )
-            if tool.name in self.withheld:
+            if tool.name in self.withheld or not await self._pinned(handle, tool):
                 continue
-            if tool.description:
+            pin = self.pins[tool.name]
+            if tool.description and pin not in self._judged:  # each version of a description is judged once
+                self._judged.add(pin)
                 verdict = await handle.ajudge(Observation(tool=LIST_TOOLS, call_id=tool.name, content=tool.description))
                 if verdict.action in _REFUSE:
                     self.withheld[tool.name] = f"its description was judged {verdict.action}: {verdict.reason}"
@@ -163,7 +213,7 @@ class McpGuard:
         verdict = await handle.ajudge(ToolCall(tool=params.name, args=args, call_id=call_id))
         if verdict.halt:
             self._halted = verdict.reason
-        if verdict.action == "escalate" and self.store is not None:
+        if verdict.action == "escalate" and self.audit is not None:
             decision = await self._decision(verdict)
             if decision is None:
                 return _error(
@@ -202,25 +252,21 @@ class McpGuard:
         """Wait for an approve / reject / edit review of the escalated step in the store (``None``: none in time)."""
         import anyio
 
-        assert self.store is not None
+        audit = self.audit
+        assert audit is not None
         await anyio.to_thread.run_sync(self.overseer.flush, 30.0)  # the step must be in the store to be reviewed
-
-        audit = await anyio.to_thread.run_sync(AuditStore, self.store)  # opened once, polled, closed
 
         def decided() -> Review | None:
             reviews = audit.list_reviews(step_id=verdict.step_id)
             return next((r for r in reversed(reviews) if r.label in _DECISIONS), None)
 
-        try:
-            with anyio.move_on_after(self.escalation_timeout_s):
-                while True:
-                    found = await anyio.to_thread.run_sync(decided)
-                    if found is not None:
-                        return found
-                    await anyio.sleep(self.poll_s)
-            return None
-        finally:
-            audit.close()
+        with anyio.move_on_after(self.escalation_timeout_s):
+            while True:
+                found = await anyio.to_thread.run_sync(decided)
+                if found is not None:
+                    return found
+                await anyio.sleep(self.poll_s)
+        return None
 
     async def aclose(self, status: str = "completed") -> None:
         """End the session's trajectory."""
@@ -228,13 +274,82 @@ class McpGuard:
             await self._handle.aend(status)
 
 
-def build_server(guard: McpGuard, *, name: str | None = None, instructions: str | None = None) -> Server[Any]:
+class GuardedSessions:
+    """One :class:`McpGuard`, so one trajectory, per client session.
+
+    Over stdio the connection is the session. Over streamable HTTP a handshake-era client (``mcp-session-id``)
+    gets a trajectory per MCP session; the 2026-07-28 protocol has no sessions, so a request that names none is
+    grouped by its HTTP connection (or by an ``X-Overseer-Session`` header, for a client that can set one). A
+    trajectory idle for ``idle_s`` is ended.
+    """
+
+    def __init__(self, make: Callable[[], McpGuard], *, keyed: bool = True, idle_s: float = 1800.0) -> None:
+        self._make = make
+        self._keyed = keyed
+        self._idle_s = idle_s
+        self._guards: dict[str, tuple[McpGuard, float]] = {}
+
+    @staticmethod
+    def key(ctx: ServerRequestContext[Any] | None) -> str:
+        """Which client session a request belongs to."""
+        request = getattr(ctx, "request", None)
+        headers = getattr(request, "headers", None)
+        if headers is not None:
+            named = headers.get("x-overseer-session") or headers.get("mcp-session-id")
+            if named:
+                return f"session:{named}"
+            client = getattr(request, "client", None)
+            if client is not None:
+                return f"connection:{client.host}:{client.port}"
+        return f"connection:{id(ctx.session)}" if ctx is not None else "connection:-"
+
+    async def guard(self, ctx: ServerRequestContext[Any] | None) -> McpGuard:
+        """The guard of the request's session (a new one, with a new trajectory, for a new session)."""
+        now = time.monotonic()
+        key = self.key(ctx) if self._keyed else "stdio"
+        found = self._guards.get(key)
+        if found is None:
+            for other, (guard, last) in list(self._guards.items()):
+                if now - last > self._idle_s:
+                    del self._guards[other]
+                    await guard.aclose()
+            found = (self._make(), now)
+        self._guards[key] = (found[0], now)
+        return found[0]
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any] | None, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return await (await self.guard(ctx)).list_tools(ctx, params)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any] | None, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        return await (await self.guard(ctx)).call_tool(ctx, params)
+
+    @property
+    def guards(self) -> list[McpGuard]:
+        """The sessions' guards, oldest first."""
+        return [guard for guard, _ in self._guards.values()]
+
+    async def aclose(self) -> None:
+        """End every session's trajectory."""
+        for guard, _ in self._guards.values():
+            await guard.aclose()
+        self._guards.clear()
+
+
+def build_server(
+    guard: McpGuard | GuardedSessions, upstream: Client | None = None, *, name: str | None = None,
+    instructions: str | None = None,
+) -> Server[Any]:  # fmt: skip
     """The MCP server the client talks to: tools are guarded, named after the upstream server."""
-    server_info = guard.upstream.server_info
+    upstream = upstream if upstream is not None else guard.upstream if isinstance(guard, McpGuard) else None
+    server_info = upstream.server_info if upstream is not None else None
     return Server(
         name or (server_info.name if server_info else "overseer-mcp-proxy"),
         version=server_info.version if server_info else "",
-        instructions=instructions if instructions is not None else guard.upstream.instructions,
+        instructions=instructions if instructions is not None else upstream.instructions if upstream else None,
         on_list_tools=guard.list_tools,
         on_call_tool=guard.call_tool,
     )

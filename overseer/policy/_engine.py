@@ -12,7 +12,7 @@ from typing import Any
 from overseer._regex import compile_linear
 from overseer.policy._model import SEVERITY, ArgsFrom, Policy, ResampleSpec, StepMatch, When
 from overseer.scorers._rules import find_targets, json_strings
-from overseer.steps import Action, Message, Observation, Score, Step, ToolCall
+from overseer.steps import Action, Message, Observation, Score, Step, ToolCall, ToolChange
 
 __all__ = ["Decision", "PolicyEngine", "TrajectoryContext", "sanitize"]
 
@@ -123,7 +123,7 @@ class _Match:
         if self.kinds is not None and step.kind not in self.kinds:
             return False
         if self.tool is not None:
-            tool = step.tool if isinstance(step, (ToolCall, Observation)) else None
+            tool = step.tool if isinstance(step, (ToolCall, Observation, ToolChange)) else None
             if tool is None or self.tool.match(tool) is None:
                 return False
         if self.actions is not None and (action is None or action not in self.actions):
@@ -146,7 +146,7 @@ class _Match:
 
 def _describe(index: int, step: Step) -> str:
     tool = f" of {step.tool}" if isinstance(step, Observation) and step.tool else ""
-    tool = f" {step.tool}" if isinstance(step, ToolCall) else tool
+    tool = f" {step.tool}" if isinstance(step, (ToolCall, ToolChange)) else tool
     return f"step {index} ({step.kind}{tool})"
 
 

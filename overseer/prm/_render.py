@@ -27,7 +27,7 @@ from typing import Any
 
 from overseer._text import clean_str
 from overseer.scorers._rules import find_injection
-from overseer.steps import FinalAnswer, Message, Observation, Plan, Step, ToolCall
+from overseer.steps import FinalAnswer, Message, Observation, Plan, Step, ToolCall, ToolChange
 
 __all__ = ["RenderConfig", "Renderer", "Segment"]
 
@@ -67,6 +67,8 @@ def step_text(step: Step) -> str:
         return f"{step.role.capitalize()}: {step.content}"
     if isinstance(step, FinalAnswer):
         return f"Answer: {step.content}"
+    if isinstance(step, ToolChange):
+        return f"Tool {step.tool} changed its description: {step.after}"
     raise TypeError(f"not a step: {step!r}")
 
 

@@ -1,6 +1,7 @@
 """The audit store and the path that fills it: spans -> exporter -> SQL, with a spill to disk when the database is down."""
 
 from overseer.store._durable import AuditExporter, AuditSpanProcessor, SpillQueue, default_spill_dir
+from overseer.store._pins import ToolPin
 from overseer.store._records import span_to_record
 from overseer.store._store import (
     DEFAULT_STORE_URL,
@@ -20,6 +21,7 @@ __all__ = [
     "StoredScore",
     "StoredStep",
     "StoredTrajectory",
+    "ToolPin",
     "default_spill_dir",
     "default_store_url",
     "span_to_record",

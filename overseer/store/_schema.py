@@ -16,7 +16,7 @@ from sqlalchemy import (
     Text,
 )
 
-__all__ = ["metadata", "reviews", "scores", "steps", "trajectories"]
+__all__ = ["metadata", "reviews", "scores", "steps", "tool_pins", "trajectories"]
 
 metadata = MetaData(
     naming_convention={
@@ -99,3 +99,19 @@ reviews = Table(
     Column("prev_hash", String(64), nullable=True),
     Column("hash", String(64), nullable=True),
 )
+
+tool_pins = Table(
+    "tool_pins",
+    metadata,
+    Column("server", String(255), primary_key=True),
+    Column("tool", String(255), primary_key=True),
+    Column("pin", String(64), primary_key=True),
+    Column("status", String(16), nullable=False),
+    Column("description", Text, nullable=True),
+    Column("input_schema", JSON, nullable=True),
+    Column("trajectory_id", String(255), nullable=True),
+    Column("first_seen", DateTime(timezone=True), nullable=False),
+    Column("last_seen", DateTime(timezone=True), nullable=False),
+)
+"""What an MCP server told a model about each tool (one row per distinct pin): ``accepted`` pins are the baseline
+a later session compares with; a ``refused`` one was withheld until a person accepts it (``overseer mcp accept``)."""

@@ -17,8 +17,10 @@ from sqlalchemy.pool import StaticPool
 
 from overseer.exceptions import MissingDependencyError, StoreError
 from overseer.steps import Review, Step, step_adapter
+from overseer.store import _pins
 from overseer.store import _schema as t
 from overseer.store._chain import ChainProblem, genesis, link, review_content, step_content, walk
+from overseer.store._pins import ToolPin
 
 __all__ = [
     "DEFAULT_STORE_URL",
@@ -624,9 +626,31 @@ class AuditStore:
             for r in rows
         ]
 
+    def tool_pins(self, server: str | None = None, tool: str | None = None) -> list[ToolPin]:
+        """What MCP servers said about their tools, one row per distinct version (see ``overseer mcp pins``)."""
+        return _pins.list_pins(self.engine, server, tool)
+
+    def pin_baseline(self, server: str, tool: str) -> ToolPin | None:
+        """The accepted version of a tool seen last (``None``: never seen)."""
+        return _pins.baseline(self.engine, server, tool)
+
+    def record_tool_pin(self, pin: ToolPin) -> None:
+        """Record a version of a tool as seen now (``accepted`` wins over ``refused``)."""
+        _pins.record_pin(self.engine, pin)
+
+    def accept_tool_pin(self, server: str, tool: str, pin: str | None = None) -> ToolPin:
+        """Accept a refused version of a tool (the newest, or ``pin``); later sessions list it again."""
+        return _pins.accept_pin(self.engine, server, tool, pin)
+
     def count(self, table: str = "steps") -> int:
-        """How many rows a table holds (``steps``, ``scores``, ``trajectories`` or ``reviews``)."""
-        tables = {"steps": t.steps, "scores": t.scores, "trajectories": t.trajectories, "reviews": t.reviews}
+        """How many rows a table holds (``steps``, ``scores``, ``trajectories``, ``reviews`` or ``tool_pins``)."""
+        tables = {
+            "steps": t.steps,
+            "scores": t.scores,
+            "trajectories": t.trajectories,
+            "reviews": t.reviews,
+            "tool_pins": t.tool_pins,
+        }
         with self._reading() as conn:
             return int(conn.execute(select(func.count()).select_from(tables[table])).scalar_one())
 
