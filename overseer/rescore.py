@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -20,9 +21,8 @@ from overseer.exceptions import ConfigError
 from overseer.policy import Policy, load_policy, policy_from_dict
 from overseer.steps import Trajectory
 from overseer.store import AuditStore, StoredStep
-from overseer.telemetry import Telemetry
 
-__all__ = ["Change", "RescoreReport", "override_scorers", "rescore"]
+__all__ = ["Change", "RescoreReport", "merge_part", "override_scorers", "replay_part", "rescore", "select_trajectories"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,8 @@ class RescoreReport:
     transitions: Counter[tuple[str, str]] = field(default_factory=Counter)
     skipped: list[str] = field(default_factory=list)
     """Trajectories that could not be replayed, with why."""
+    resumed: int = 0
+    """Partitions taken from a checkpoint of an earlier run of the same job, not judged again."""
 
     @property
     def newly_blocked(self) -> int:
@@ -87,6 +89,7 @@ class RescoreReport:
             "newly_allowed": self.newly_allowed,
             "transitions": {f"{a}->{b}": n for (a, b), n in sorted(self.transitions.items())},
             "skipped": self.skipped,
+            "resumed_partitions": self.resumed,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -125,6 +128,90 @@ async def _replay(overseer: Overseer, trajectory: Trajectory) -> list[Any]:
         return [await run.ajudge(step) for step in trajectory.steps]
 
 
+def select_trajectories(
+    store: AuditStore, trajectory_ids: Sequence[str] | None = None, since: datetime | None = None,
+    limit: int | None = None,
+) -> list[str]:  # fmt: skip
+    """The ids a re-audit covers, in a stable order (so that partitions are the same when a job is run again)."""
+    if trajectory_ids:
+        ids = list(trajectory_ids)
+    else:
+        listed = store.list_trajectories(limit=None)
+        ids = [t.id for t in listed if since is None or (t.started_at or since) >= since]
+    return ids[:limit] if limit is not None else ids
+
+
+def replay_part(
+    overseer: Overseer, store: AuditStore, ids: Sequence[str], concurrency: int = 8,
+    on_trajectory: Callable[[], None] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Judge one partition of stored trajectories again; what changed, as JSON (an engine's unit of work).
+
+    Each trajectory is read in a short transaction of its own; nothing is written to ``store``.
+    """
+    part: dict[str, Any] = {"trajectories": 0, "steps": 0, "changes": [], "transitions": Counter(), "skipped": []}
+    runs: list[tuple[Trajectory, list[StoredStep]]] = []
+    for ident in ids:
+        found = store.get_trajectory(ident)
+        if found is None:
+            part["skipped"].append(f"{ident}: not in the store")
+            continue
+        header, stored = found
+        steps, dropped = _replayable(stored)
+        if dropped:
+            part["skipped"].append(f"{ident}: {dropped} step(s) recorded twice under the same index; the first kept")
+        if not steps:
+            continue
+        trajectory = Trajectory(
+            id=ident, task=header.task or "", metadata=header.metadata, steps=tuple(s.step for s in steps)
+        )
+        runs.append((trajectory, steps))
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(trajectory: Trajectory, stored: list[StoredStep]) -> None:
+            async with gate:
+                verdicts = await _replay(overseer, trajectory)
+            for before, after in zip(stored, verdicts, strict=True):
+                part["steps"] += 1
+                part["transitions"][f"{before.action}->{after.action}"] += 1
+                if before.action != after.action:
+                    change = Change(
+                        trajectory_id=before.trajectory_id,
+                        index=before.index,
+                        step_id=before.id,
+                        kind=before.kind,
+                        tool=before.tool,
+                        before=before.action,
+                        before_rule=before.rule,
+                        after=after.action,
+                        after_rule=after.rule,
+                        after_reason=after.reason,
+                    )
+                    part["changes"].append(asdict(change))
+            part["trajectories"] += 1
+            if on_trajectory is not None:
+                on_trajectory()
+
+        await asyncio.gather(*(one(t, s) for t, s in runs))
+
+    asyncio.run(main())
+    part["transitions"] = dict(part["transitions"])
+    return part
+
+
+def merge_part(report: RescoreReport, part: dict[str, Any]) -> None:
+    """Add one partition's findings to the report."""
+    report.trajectories += part["trajectories"]
+    report.steps += part["steps"]
+    report.changes.extend(Change(**c) for c in part["changes"])
+    for pair, n in part["transitions"].items():
+        before, _, after = pair.partition("->")
+        report.transitions[(before, after)] += n
+    report.skipped.extend(part["skipped"])
+
+
 def rescore(
     store: AuditStore,
     policy: Policy | str,
@@ -134,71 +221,49 @@ def rescore(
     limit: int | None = None,
     concurrency: int = 8,
     on_progress: Callable[[int, int], None] | None = None,
+    engine: str = "local",
+    workers: int = 1,
+    partition_size: int = 64,
+    checkpoint: str | Path | None = None,
 ) -> RescoreReport:
-    """Judge the stored trajectories again under ``policy``; nothing is written to ``store``."""
+    """Judge the stored trajectories again under ``policy``; nothing is written to ``store``.
+
+    The trajectories are cut into partitions of ``partition_size``; ``engine`` runs them: ``local`` (this process),
+    ``processes`` (``workers`` processes on this machine) or ``ray`` (``workers`` actors on a Ray cluster:
+    ``RAY_ADDRESS``, or a local one), each worker loading the policy's models once. With ``checkpoint`` (a folder),
+    each finished partition is kept there, and a job run again with the same folder skips them. ``on_progress``
+    gets (trajectories done, trajectories in all). The verdicts do not depend on the engine.
+    """
+    from overseer.engines import Checkpoint, make_engine
+
     loaded = load_policy(policy)
-    if trajectory_ids:
-        ids = list(trajectory_ids)
-    else:
-        ids = [t.id for t in store.list_trajectories(limit=None) if since is None or (t.started_at or since) >= since]
-    if limit is not None:
-        ids = ids[:limit]
+    ids = select_trajectories(store, trajectory_ids, since, limit)
+    parts = [ids[i : i + partition_size] for i in range(0, len(ids), max(1, partition_size))]
     report = RescoreReport(policy=loaded.id)
-    runs: list[tuple[Trajectory, list[StoredStep]]] = []
-    for ident in ids:
-        found = store.get_trajectory(ident)
-        if found is None:
-            report.skipped.append(f"{ident}: not in the store")
-            continue
-        header, stored = found
-        steps, dropped = _replayable(stored)
-        if dropped:
-            report.skipped.append(f"{ident}: {dropped} step(s) recorded twice under the same index; the first kept")
-        if not steps:
-            continue
-        task = header.task or ""
-        runs.append(
-            (Trajectory(id=ident, task=task, metadata=header.metadata, steps=tuple(s.step for s in steps)), steps)
-        )
-
-    overseer = Overseer(loaded, telemetry=Telemetry(otlp=False))
-
-    async def main() -> None:
-        gate = asyncio.Semaphore(concurrency)
-        done = 0
-
-        async def one(trajectory: Trajectory, stored: list[StoredStep]) -> None:
-            nonlocal done
-            async with gate:
-                verdicts = await _replay(overseer, trajectory)
-            for before, after in zip(stored, verdicts, strict=True):
-                report.steps += 1
-                report.transitions[(before.action, after.action)] += 1
-                if before.action != after.action:
-                    report.changes.append(
-                        Change(
-                            trajectory_id=before.trajectory_id,
-                            index=before.index,
-                            step_id=before.id,
-                            kind=before.kind,
-                            tool=before.tool,
-                            before=before.action,
-                            before_rule=before.rule,
-                            after=after.action,
-                            after_rule=after.rule,
-                            after_reason=after.reason,
-                        )
-                    )
-            report.trajectories += 1
-            done += 1
-            if on_progress is not None:
-                on_progress(done, len(runs))
-
-        await asyncio.gather(*(one(t, s) for t, s in runs))
-
+    saved = Checkpoint.open(checkpoint, loaded.id, parts) if checkpoint is not None else None
+    done = 0
+    todo: list[tuple[int, list[str]]] = []
+    for index, part_ids in enumerate(parts):
+        kept = saved.load(index) if saved is not None else None
+        if kept is not None:
+            merge_part(report, kept)
+            done += len(part_ids)
+        else:
+            todo.append((index, part_ids))
+    if saved is not None and done:
+        report.resumed = len(parts) - len(todo)
+    if on_progress is not None:
+        on_progress(done, len(ids))
+    runner = make_engine(engine, loaded, store, workers=workers, concurrency=concurrency)
     try:
-        asyncio.run(main())
+        for index, part in runner.run(todo):
+            if saved is not None:
+                saved.save(index, part)
+            merge_part(report, part)
+            done += len(parts[index])
+            if on_progress is not None:
+                on_progress(done, len(ids))
     finally:
-        overseer.close()
+        runner.close()
     report.changes.sort(key=lambda c: (c.trajectory_id, c.index))
     return report

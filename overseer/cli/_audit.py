@@ -11,7 +11,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from overseer.cli._common import TimeParam, action_text, console, fail, handle_errors, safe
+from overseer.cli._common import TimeParam, action_text, console, fail, handle_errors, progress_bar, safe
 from overseer.steps import ACTIONS, REVIEW_LABELS, Observation, ToolCall
 from overseer.store import AuditStore, StoredStep, default_store_url
 from overseer.store.export import export_rows, step_json, trajectory_json, write_export
@@ -361,6 +361,22 @@ def verify(
 @click.option("--since", type=TimeParam(), help="Only trajectories started from this time.")
 @click.option("--limit", type=click.IntRange(1), help="At most this many trajectories.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document: the summary and every change.")
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "processes", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where partitions are judged: this process, --workers processes, or a Ray cluster ($RAY_ADDRESS, else local).",
+)
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True, help="Processes or Ray actors.")
+@click.option(
+    "--partition-size", type=click.IntRange(1), default=64, show_default=True, help="Trajectories per partition."
+)
+@click.option(
+    "--checkpoint",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep finished partitions in this folder; the same job run again skips them.",
+)
 @store_option
 @handle_errors
 def rescore_cmd(
@@ -370,6 +386,10 @@ def rescore_cmd(
     since: datetime | None,
     limit: int | None,
     as_json: bool,
+    engine: str,
+    workers: int,
+    partition_size: int,
+    checkpoint: Path | None,
     store_url: str | None,
 ) -> None:
     """Judge stored trajectories again under another policy or model; report the steps whose decision would change.
@@ -380,8 +400,19 @@ def rescore_cmd(
     from overseer.rescore import override_scorers, rescore
 
     loaded = override_scorers(load_policy(policy), overrides) if overrides else load_policy(policy)
-    with _open(store_url) as store:
-        report = rescore(store, loaded, trajectory_ids=trajectory_ids or None, since=since, limit=limit)
+    with _open(store_url) as store, progress_bar("re-auditing", "trajectories") as advance:
+        report = rescore(
+            store,
+            loaded,
+            trajectory_ids=trajectory_ids or None,
+            since=since,
+            limit=limit,
+            engine=engine,
+            workers=workers,
+            partition_size=partition_size,
+            checkpoint=checkpoint,
+            on_progress=advance,
+        )
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
         return
@@ -414,6 +445,8 @@ def rescore_cmd(
             "; recorded decisions untouched",
         )
     )
+    if report.resumed:
+        console.print(f"resumed: {report.resumed} partition(s) taken from {checkpoint}, not judged again")
     for line in report.skipped:
         console.print(Text("note: ", style="yellow") + safe(line))
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import wraps
 from typing import Any, TypeVar
@@ -92,3 +93,34 @@ ACTION_STYLE = {
 def action_text(action: str) -> Text:
     """An action, coloured."""
     return Text(action, style=ACTION_STYLE.get(action, ""))
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, unit: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on standard error (a terminal only); yields ``advance(done, total)``."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        disable=not err_console.is_terminal,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield advance
