@@ -42,9 +42,17 @@ class Engine(Protocol):
 class _Worker:
     """What one worker holds for the whole job: the policy's overseer (models loaded once) and the store."""
 
-    def __init__(self, policy: dict[str, Any], store_url: str, concurrency: int) -> None:
+    def __init__(self, policy: dict[str, Any], store_url: str, concurrency: int, threads: int | None = None) -> None:
         from overseer._pipeline import Overseer
         from overseer.telemetry import Telemetry
+
+        if threads:  # workers that share a machine share its cores: each torch gets its part, not all of them
+            try:
+                import torch
+
+                torch.set_num_threads(threads)
+            except ImportError:
+                pass
 
         self.overseer = Overseer(policy_from_dict(policy), telemetry=Telemetry(otlp=False))
         self.store = AuditStore(store_url, migrate=False)
@@ -87,9 +95,9 @@ class LocalEngine:
 _PROCESS_WORKER: _Worker | None = None
 
 
-def _process_init(policy: dict[str, Any], store_url: str, concurrency: int) -> None:
+def _process_init(policy: dict[str, Any], store_url: str, concurrency: int, threads: int) -> None:
     global _PROCESS_WORKER
-    _PROCESS_WORKER = _Worker(policy, store_url, concurrency)
+    _PROCESS_WORKER = _Worker(policy, store_url, concurrency, threads)
 
 
 def _process_replay(part: Part) -> tuple[int, dict[str, Any]]:
@@ -108,7 +116,12 @@ class ProcessEngine:
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_process_init,
-            initargs=(policy.model_dump(mode="json", exclude_none=True), store_url, concurrency),
+            initargs=(
+                policy.model_dump(mode="json", exclude_none=True),
+                store_url,
+                concurrency,
+                max(1, (os.cpu_count() or 1) // workers),
+            ),
         )
 
     def run(self, parts: Sequence[Part]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -139,11 +152,15 @@ class RayEngine:
         self._started = False
         if not ray.is_initialized():
             address = os.environ.get("RAY_ADDRESS")
-            ray.init(address=address or None, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+            ray.init(
+                address=address or None, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False
+            )
             self._started = address is None
-        actor = ray.remote(num_cpus=float(os.environ.get("OVERSEER_RAY_CPUS_PER_WORKER", "1")))(_Worker)
+        cpus = float(os.environ.get("OVERSEER_RAY_CPUS_PER_WORKER", "1"))
+        actor = ray.remote(num_cpus=cpus)(_Worker)
         spec = policy.model_dump(mode="json", exclude_none=True)
-        self._actors: list[Any] = [actor.remote(spec, store_url, concurrency) for _ in range(workers)]
+        threads = max(1, int(cpus))
+        self._actors: list[Any] = [actor.remote(spec, store_url, concurrency, threads) for _ in range(workers)]
         self._pool = ActorPool(self._actors)
 
     def run(self, parts: Sequence[Part]) -> Iterator[tuple[int, dict[str, Any]]]:

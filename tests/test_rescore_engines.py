@@ -132,3 +132,17 @@ def test_a_killed_job_resumes_without_judging_finished_partitions_again(store: s
     ]
     refused = subprocess.run(other, env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "holds partitions of another re-audit" in refused.stderr
+
+
+def test_bench_rescore_prints_one_json_document_with_every_engine_agreeing() -> None:
+    done = subprocess.run(
+        [str(OVERSEER), "bench", "rescore", "--policy", "permissive", "--trajectories", "12", "--engine", "local",
+         "--engine", "processes", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    runs = result["runs"]
+    assert set(runs) == {"1 process", "1 worker process", "2 processes"} and result["steps"] == 48
+    assert all(r["same_findings_as_first"] and r["steps_per_s"] > 0 for r in runs.values())
+    assert result["projected_hours_for_10M_steps_at_best_rate"] > 0

@@ -30,6 +30,30 @@ def pipeline(steps: int, concurrency: int, as_json: bool) -> None:
         console.print_json(json.dumps(result))
 
 
+@bench_group.command("rescore")
+@click.option("--policy", default="default", show_default=True, help="The policy the re-audit judges with.")
+@click.option("--trajectories", type=click.IntRange(8), default=300, show_default=True, help="Runs of 4 steps.")
+@click.option("--workers", type=click.IntRange(1), default=2, show_default=True, help="Processes and Ray actors.")
+@click.option(
+    "--engine",
+    "engines",
+    multiple=True,
+    type=click.Choice(["local", "processes", "ray"]),
+    help="Only these engines (repeatable) [default: all].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
+@handle_errors
+def rescore_bench(policy: str, trajectories: int, workers: int, engines: tuple[str, ...], as_json: bool) -> None:
+    """Re-audit steps/s in one process, in worker processes and on a local Ray cluster; 10M-step projection."""
+    from overseer.rescore_bench import bench_rescore
+
+    result = bench_rescore(policy, trajectories, workers, engines or ("local", "processes", "ray"))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        console.print_json(json.dumps(result))
+
+
 @bench_group.command("agent")
 @click.option("--runs", type=click.IntRange(5), default=40, show_default=True, help="Runs of each agent.")
 @click.option(
