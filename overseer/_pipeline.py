@@ -135,6 +135,8 @@ class TrajectoryHandle:
         self._waiters: dict[int, asyncio.Future[None]] = {}
         self._span: Span | None = None
         self._counts: Counter[str] = Counter()
+        self._running: dict[str, tuple[int, str, str]] = {}
+        """call id -> (when its verdict let it run, tool, arguments as recorded): tools that ran, for their spans."""
         self._chain = genesis(trajectory_id)
 
     def _masked(self, step: Step) -> Step:
@@ -468,6 +470,7 @@ class Overseer:
             )
             chain = handle._link(step_content(recorded_verdict.to_record(), step_json))
             assert handle._span is not None
+            enforced = handle.metadata.get("mode") not in ("observe", "replay")
             self.telemetry.record_step(
                 handle._span,
                 step=recorded,
@@ -481,10 +484,28 @@ class Overseer:
                 args_json=json.dumps(step_json["args"], sort_keys=True, ensure_ascii=False)
                 if isinstance(recorded, ToolCall)
                 else None,
+                enforced=enforced,
             )
+            self._record_tool_run(handle, recorded, verdict, started, enforced, step_json)
             return verdict
         finally:
             handle._finish_turn(index)
+
+    def _record_tool_run(
+        self, handle: TrajectoryHandle, step: Step, verdict: Verdict, started: int, enforced: bool,
+        recorded: dict[str, Any],
+    ) -> None:  # fmt: skip
+        """A call let through is remembered; its result closes the ``execute_tool`` span of the tool's run."""
+        if isinstance(step, ToolCall) and step.call_id and (not enforced or verdict.action in ("allow", "flag")):
+            args = json.dumps(recorded["args"], sort_keys=True, ensure_ascii=False)
+            handle._running[step.call_id] = (time.time_ns(), step.tool, args)
+        elif isinstance(step, Observation) and step.call_id and step.call_id in handle._running:
+            ran, tool, args = handle._running.pop(step.call_id)
+            assert handle._span is not None
+            self.telemetry.record_tool_run(
+                handle._span, tool=tool, call_id=step.call_id, args_json=args, result=step.content,
+                is_error=step.is_error, started_ns=ran, ended_ns=started, agent=handle.agent,
+            )  # fmt: skip
 
     def _request(self, handle: TrajectoryHandle, history: tuple[Step, ...], step: Step) -> ScoreRequest:
         """What the scorers see: the steps as they are, or masked where the policy says ``scorers_see: redacted``."""

@@ -43,3 +43,44 @@ LATENCY_MS = "overseer.latency_ms"
 REVIEW_JSON = "overseer.review.json"
 CHAIN_PREV = "overseer.chain.prev"
 CHAIN_HASH = "overseer.chain.hash"
+
+# GenAI semantic conventions: guardrails (gen_ai.guardrail.*, development status) and other spans
+PROVIDER_NAME = "gen_ai.provider.name"
+AGENT_ID = "gen_ai.agent.id"
+TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+ERROR_TYPE = "error.type"
+GUARDRAIL_COMPONENT = "gen_ai.guardrail.component.name"
+GUARDRAIL_TARGET_TYPE = "gen_ai.guardrail.target.type"
+GUARDRAIL_TARGET_SUBTYPE = "gen_ai.guardrail.target.subtype"
+GUARDRAIL_TARGET_ID = "gen_ai.guardrail.target.id"
+GUARDRAIL_VERDICT = "gen_ai.guardrail.verdict.type"
+GUARDRAIL_VERDICT_REASON = "gen_ai.guardrail.verdict.reason"
+GUARDRAIL_ACTION = "gen_ai.guardrail.action.type"
+GUARDRAIL_POLICY_ID = "gen_ai.guardrail.security.policy.id"
+GUARDRAIL_RULE_ID = "gen_ai.guardrail.security.policy.rule.id"
+GUARDRAIL_RISK_CATEGORY = "gen_ai.guardrail.security.risk.category"
+GUARDRAIL_RISK_SCORE = "gen_ai.guardrail.security.risk.score"
+GUARDRAIL_CONTENT_MODIFIED = "gen_ai.guardrail.security.content.modified"
+
+# OpenInference (Arize Phoenix): what kind of span a viewer should draw
+OPENINFERENCE_KIND = "openinference.span.kind"
+INPUT_VALUE = "input.value"
+OUTPUT_VALUE = "output.value"
+
+CONTENT_SWITCH = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+CONTENT_ATTRIBUTES = frozenset(
+    {
+        STEP_JSON,
+        TOOL_CALL_ARGUMENTS,
+        TOOL_CALL_RESULT,
+        VERDICT_REASON,
+        VERDICT_SPANS,
+        TRAJECTORY_TASK,
+        TRAJECTORY_META,
+        REVIEW_JSON,
+        INPUT_VALUE,
+        OUTPUT_VALUE,
+    }
+)
+"""What a step said (arguments, outputs, the task, reasons that quote values): kept by the audit store, sent to
+other span processors only when the standard content switch is on (the GenAI conventions make content opt-in)."""

@@ -1,7 +1,12 @@
 """Telemetry: every trajectory and every decided step becomes an OpenTelemetry span.
 
-Spans follow the GenAI semantic conventions (``invoke_agent`` for a trajectory, ``execute_tool`` for a tool
-call, one ``gen_ai.evaluation.result`` event per score) with ``overseer.*`` attributes for the rest. The audit
+Spans follow the GenAI semantic conventions: ``invoke_agent`` for a trajectory, one ``run_guardrail overseer``
+span per decided step (``gen_ai.guardrail.*``: target, verdict, action, policy and rule, risk; ``error.type`` and
+ERROR status where a call was blocked or a run halted), ``execute_tool`` only around a tool that really ran (from
+its call's verdict to its result), one ``gen_ai.evaluation.result`` event per score, ``openinference.span.kind``
+for Phoenix, and ``overseer.*`` attributes for the rest, which the audit store reads. What steps said (arguments,
+results, the task, reasons that quote values) is content: the audit store keeps it; OTLP and other processors get
+it only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is true (or ``capture_content=True``). The audit
 store is filled by a span processor on the same spans; setting the standard ``OTEL_EXPORTER_OTLP_ENDPOINT``
 (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) also sends them to any OTLP backend.
 
@@ -23,8 +28,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON
-from opentelemetry.trace import Span, SpanKind
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+from overseer import _guardrail
 from overseer import _semconv as sc
 from overseer._version import __version__
 from overseer.exceptions import MissingDependencyError, StoreError
@@ -67,6 +73,7 @@ class Telemetry:
         otlp: bool | None = None,
         spill_dir: str | Path | None = None,
         service_name: str = "overseer",
+        capture_content: bool | None = None,
     ) -> None:
         resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service_name)})
         self.provider = TracerProvider(sampler=ALWAYS_ON, resource=resource, span_limits=_UNLIMITED)
@@ -76,14 +83,20 @@ class Telemetry:
             spill = SpillQueue(spill_dir or default_spill_dir(self.store.url))
             self.audit = AuditSpanProcessor(AuditExporter(self.store, spill))
             self.provider.add_span_processor(self.audit)
+        self.capture_content = _guardrail.capture_content() if capture_content is None else capture_content
+        """Whether other processors than the audit store get what steps said (arguments, outputs, the task)."""
+
+        def gated(processor: SpanProcessor) -> SpanProcessor:
+            return processor if self.capture_content else _guardrail.ContentGate(processor)
+
         for processor in processors:
-            self.provider.add_span_processor(processor)
+            self.provider.add_span_processor(gated(processor))
         if otlp if otlp is not None else _otlp_configured():
             try:
                 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
             except ImportError:
                 raise MissingDependencyError("sending spans over OTLP", "otlp") from None
-            self.provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            self.provider.add_span_processor(gated(BatchSpanProcessor(OTLPSpanExporter())))
         self.tracer = self.provider.get_tracer("overseer", __version__)
 
     @staticmethod
@@ -108,8 +121,15 @@ class Telemetry:
         }
         if isinstance(agent, str):
             attributes[sc.AGENT_NAME] = agent
+        agent_id = metadata.get("agent_id", agent)
+        if isinstance(agent_id, str):
+            attributes[sc.AGENT_ID] = agent_id
+        if isinstance(metadata.get("provider"), str):
+            attributes[sc.PROVIDER_NAME] = metadata["provider"]
         if isinstance(metadata.get("model"), str):
             attributes[sc.REQUEST_MODEL] = metadata["model"]
+        attributes[sc.OPENINFERENCE_KIND] = "AGENT"
+        attributes[sc.INPUT_VALUE] = task
         name = f"invoke_agent {agent}" if isinstance(agent, str) else "invoke_agent"
         return self.tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
 
@@ -126,10 +146,16 @@ class Telemetry:
         chain: tuple[str, str] | None = None,
         step_json: str | None = None,
         args_json: str | None = None,
+        enforced: bool = True,
     ) -> None:
-        """Emit the span of one decided step. Never raises: telemetry must not break the agent."""
+        """Emit the ``run_guardrail`` span of one decided step. Never raises: telemetry must not break the agent.
+
+        ``enforced``: whether the verdict is applied (``False`` for observe-only runs and replays: action ``audit``).
+        """
         try:
-            self._record_step(parent, step, verdict, scores, started_ns, agent, trajectory, chain, step_json, args_json)
+            self._record_step(
+                parent, step, verdict, scores, started_ns, agent, trajectory, chain, step_json, args_json, enforced
+            )
         except Exception:
             log.exception("could not record step %s of %s", verdict.index, verdict.trajectory_id)
 
@@ -145,6 +171,7 @@ class Telemetry:
         chain: tuple[str, str] | None = None,
         step_json: str | None = None,
         args_json: str | None = None,
+        enforced: bool = True,
     ) -> None:
         now = time.time_ns()
         attributes: dict[str, Any] = {
@@ -176,11 +203,12 @@ class Telemetry:
         if verdict.call_id is not None:
             attributes[sc.TOOL_CALL_ID] = verdict.call_id
         if isinstance(step, ToolCall):
-            attributes[sc.OPERATION] = "execute_tool"
             attributes[sc.TOOL_CALL_ARGUMENTS] = args_json if args_json is not None else step.args_json()
-            name = f"execute_tool {step.tool}"
-        else:
-            name = f"overseer.{step.kind}"
+        attributes.update(self._guardrail(step, verdict, scores, enforced))
+        attributes[sc.INPUT_VALUE] = step_json if step_json is not None else step.model_dump_json()
+        if verdict.sanitized is not None:
+            attributes[sc.OUTPUT_VALUE] = verdict.sanitized
+        name = "run_guardrail overseer"
         if trajectory is not None:
             task, metadata = trajectory
             attributes[sc.TRAJECTORY_TASK] = task
@@ -200,7 +228,73 @@ class Telemetry:
             if score.explanation is not None:
                 event[sc.EVALUATION_EXPLANATION] = score.explanation
             span.add_event(sc.EVALUATION_EVENT, event, timestamp=now)
+        if enforced and (verdict.action in ("block", "resample") or verdict.halt):
+            span.set_status(Status(StatusCode.ERROR, "halted" if verdict.halt else f"{verdict.kind} blocked"))
         span.end(end_time=now)
+
+    @staticmethod
+    def _guardrail(step: Step, verdict: Verdict, scores: Mapping[str, Score], enforced: bool) -> dict[str, Any]:
+        """The ``gen_ai.guardrail.*`` attributes of a decision (and ``error.type`` where it stopped something)."""
+        target_type, subtype = _guardrail.target(step.kind)
+        values = {name: score.value for name, score in scores.items()}
+        out: dict[str, Any] = {
+            sc.OPERATION: "run_guardrail",
+            sc.OPENINFERENCE_KIND: "GUARDRAIL",
+            sc.GUARDRAIL_COMPONENT: "overseer",
+            sc.GUARDRAIL_TARGET_TYPE: target_type,
+            sc.GUARDRAIL_TARGET_SUBTYPE: subtype,
+            sc.GUARDRAIL_TARGET_ID: verdict.call_id or step.id,
+            sc.GUARDRAIL_VERDICT: _guardrail.verdict_type(verdict.action),
+            sc.GUARDRAIL_ACTION: _guardrail.action_type(verdict.action, enforced),
+            sc.GUARDRAIL_POLICY_ID: verdict.policy,
+            sc.GUARDRAIL_VERDICT_REASON: _guardrail.public_reason(verdict.reason),
+        }
+        if verdict.rule is not None:
+            out[sc.GUARDRAIL_RULE_ID] = verdict.rule
+        risk = _guardrail.risk_category(verdict.action, verdict.rule, values)
+        if risk is not None:
+            out[sc.GUARDRAIL_RISK_CATEGORY] = risk
+        if values:
+            out[sc.GUARDRAIL_RISK_SCORE] = round(1.0 - min(values.values()), 6)
+        if verdict.action == "sanitize":
+            out[sc.GUARDRAIL_CONTENT_MODIFIED] = verdict.sanitized is not None
+        if enforced and verdict.halt:
+            out[sc.ERROR_TYPE] = "halted"
+        elif enforced and verdict.action in ("block", "resample"):
+            out[sc.ERROR_TYPE] = "blocked"
+        return out
+
+    def record_tool_run(
+        self, parent: Span, *, tool: str, call_id: str | None, args_json: str, result: str, is_error: bool,
+        started_ns: int, ended_ns: int, agent: str | None,
+    ) -> None:  # fmt: skip
+        """Emit the ``execute_tool`` span of a tool that really ran: from its call's allow to its result. Never raises."""
+        try:
+            attributes: dict[str, Any] = {
+                sc.OPERATION: "execute_tool",
+                sc.OPENINFERENCE_KIND: "TOOL",
+                sc.TOOL_NAME: tool,
+                sc.TOOL_CALL_ARGUMENTS: args_json,
+                sc.TOOL_CALL_RESULT: result,
+                sc.INPUT_VALUE: args_json,
+                sc.OUTPUT_VALUE: result,
+            }
+            if call_id is not None:
+                attributes[sc.TOOL_CALL_ID] = call_id
+            if agent:
+                attributes[sc.AGENT_NAME] = agent
+            span = self.tracer.start_span(
+                f"execute_tool {tool}",
+                context=trace.set_span_in_context(parent),
+                attributes=attributes,
+                start_time=started_ns,
+            )
+            if is_error:
+                span.set_attribute(sc.ERROR_TYPE, "tool_error")
+                span.set_status(Status(StatusCode.ERROR, "the tool reported an error"))
+            span.end(end_time=max(ended_ns, started_ns))
+        except Exception:
+            log.exception("could not record the run of tool %s", tool)
 
     def record_review(self, parent: Span | None, review: Review, chain: tuple[str, str] | None = None) -> None:
         """Emit a review as a span (the audit store keeps it). Never raises."""
@@ -232,6 +326,9 @@ class Telemetry:
                     sc.TRAJECTORY_COUNTS: json.dumps(dict(counts)),
                 }
             )
+            if status == "halted":
+                span.set_attribute(sc.ERROR_TYPE, "halted")
+                span.set_status(Status(StatusCode.ERROR, "the policy stopped the run"))
             span.end()
         except Exception:
             log.exception("could not record the end of a trajectory")

@@ -161,7 +161,7 @@ def test_parallel_calls_keep_submission_order_and_threads_share_one_instance(pol
     order = [
         s.attributes["overseer.step.index"]
         for s in spans.get_finished_spans()
-        if s.attributes and s.attributes.get("overseer.trajectory.id") == "par" and s.name.startswith("execute_tool")
+        if s.attributes and s.attributes.get("overseer.trajectory.id") == "par" and s.name == "run_guardrail overseer"
     ]
     assert order == list(range(6))
 

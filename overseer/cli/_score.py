@@ -27,7 +27,8 @@ from overseer.store import default_store_url
 
 
 async def _judge(overseer: Overseer, trajectory: Trajectory, trajectory_id: str) -> list[Verdict]:
-    handle = overseer.trajectory(trajectory.task, id=trajectory_id, metadata=trajectory.metadata)
+    metadata = {**trajectory.metadata, "mode": trajectory.metadata.get("mode", "replay")}  # judged, not enforced
+    handle = overseer.trajectory(trajectory.task, id=trajectory_id, metadata=metadata)
     async with handle:
         return [await handle.ajudge(step) for step in trajectory.steps]
 
