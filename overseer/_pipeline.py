@@ -28,11 +28,9 @@ from opentelemetry.trace import Span
 from overseer._text import clean_json, clean_str
 from overseer.policy import Decision, Policy, PolicyEngine, TrajectoryContext, load_policy, sanitize
 from overseer.redact import Redactor
-from overseer.scorers import CompositeScorer, ScoreRequest, StepScorer
-from overseer.scorers._registry import build_scorers
+from overseer.scorers import CompositeScorer, ScoreRequest, StepScorer, build_scorers
 from overseer.steps import Observation, Review, Step, ToolCall, ToolChange, Verdict
-from overseer.store import AuditStore
-from overseer.store._chain import genesis, link, review_content, step_content
+from overseer.store import AuditStore, genesis, link, review_content, step_content
 from overseer.telemetry import Telemetry
 
 __all__ = ["Overseer", "TrajectoryHandle"]

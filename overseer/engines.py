@@ -59,7 +59,7 @@ class _Worker:
         self.concurrency = concurrency
 
     def replay(self, ids: list[str]) -> dict[str, Any]:
-        from overseer.rescore import replay_part
+        from overseer.replay import replay_part
 
         return replay_part(self.overseer, self.store, ids, self.concurrency)
 
@@ -83,7 +83,7 @@ class LocalEngine:
         self._concurrency = concurrency
 
     def run(self, parts: Sequence[Part]) -> Iterator[tuple[int, dict[str, Any]]]:
-        from overseer.rescore import replay_part
+        from overseer.replay import replay_part
 
         for index, ids in parts:
             yield index, replay_part(self._overseer, self._store, ids, self._concurrency)

@@ -21,8 +21,8 @@ from typing import Any
 
 from overseer._regex import compile_linear
 from overseer._text import MAX_DEPTH, clean_json
-from overseer.policy._model import RedactSpec
-from overseer.scorers._rules import _SECRETS
+from overseer.patterns import SECRETS
+from overseer.policy import RedactSpec
 from overseer.steps import Step, ToolCall, ToolChange
 
 __all__ = ["Redactor"]
@@ -53,7 +53,7 @@ class Redactor:
         patterns: list[tuple[str, Any]] = []
         if spec.secrets:
             patterns.append(("private-key", _PRIVATE_KEY))
-            patterns += [(p.label, p.regex) for p in _SECRETS if p.label != "private-key"]
+            patterns += [(p.label, p.regex) for p in SECRETS if p.label != "private-key"]
         if spec.emails:
             patterns.append(("email", _EMAIL))
         if spec.phones:

@@ -13,30 +13,12 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from overseer.scorers._base import BaseScorer, ScoreRequest
+from overseer.scorers import BaseScorer, ConstantScorer, ScoreRequest
 from overseer.steps import Score
 
 __all__ = ["ConstantScorer", "FunctionScorer"]
 
 ScoreFn = Callable[[ScoreRequest], "Mapping[str, float | Score] | Awaitable[Mapping[str, float | Score]]"]
-
-
-class ConstantScorer(BaseScorer):
-    """Gives every step the same score (named ``score_name``)."""
-
-    def __init__(self, value: float = 1.0, *, name: str = "constant", score_name: str | None = None) -> None:
-        self.name = name
-        self.version = f"v{value}"
-        self._score_name = score_name or name
-        self._value = value
-        self.calls = 0
-        """How many steps it has scored."""
-
-    async def score(self, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
-        """The constant score for every request."""
-        self.calls += len(requests)
-        score = Score(name=self._score_name, value=self._value, scorer=self.id)
-        return [{self._score_name: score} for _ in requests]
 
 
 class FunctionScorer(BaseScorer):

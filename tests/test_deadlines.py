@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from overseer import Observation, Overseer, ScoreRequest, ToolCall
+from overseer.patterns import DESTRUCTIVE, INJECTION, SECRETS
 from overseer.scorers import BaseScorer, RulesScorer
-from overseer.scorers._rules import _DESTRUCTIVE, _INJECTION, _SECRETS
 from overseer.steps import Score
 
 POLICY = {
@@ -79,7 +79,7 @@ def test_catastrophic_patterns_run_in_linear_time() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.sampled_from([p.regex for p in (*_DESTRUCTIVE, *_SECRETS, *_INJECTION)]),
+    st.sampled_from([p.regex for p in (*DESTRUCTIVE, *SECRETS, *INJECTION)]),
     st.text(alphabet="rm -fR/\\n:()|&;{}\"'aA0_@.", min_size=1, max_size=40),
     st.integers(min_value=100, max_value=3000),
 )

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from overseer import AuditStore, Observation, Overseer, Plan, ToolCall
-from overseer.policy import policy_from_dict
-from overseer.policy._model import RedactSpec
+from overseer.policy import RedactSpec, policy_from_dict
 from overseer.redact import Redactor
 from overseer.scorers import ScoreRequest
 from overseer.store.export import export_rows, render_export
@@ -119,7 +118,7 @@ def test_nothing_secret_reaches_the_store_or_the_export(tmp_path: Path, scorers_
 
 
 def test_a_marker_is_never_masked_again() -> None:
-    from overseer.policy._model import RedactSpec
+    from overseer.policy import RedactSpec
     from overseer.redact import Redactor
 
     masked = Redactor(RedactSpec(emails=True)).text("postgres://bob:secret123@db.example.com/x password: hunter22")

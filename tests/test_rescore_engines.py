@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from overseer.bench.rescore import fill  # 4-step runs recorded under permissive; every third one hijacked
 from overseer.exceptions import ConfigError
 from overseer.rescore import rescore
-from overseer.rescore_bench import fill  # 4-step runs recorded under permissive; every third one hijacked
 from overseer.store import AuditStore
 
 OVERSEER = Path(sys.executable).with_name("overseer")

@@ -21,7 +21,7 @@ def bench_group() -> None:
 @handle_errors
 def pipeline(steps: int, concurrency: int, as_json: bool) -> None:
     """Per-step pipeline overhead with a constant scorer: latency p50/p99, throughput at 1 and N trajectories."""
-    from overseer._bench import bench_pipeline
+    from overseer.bench.pipeline import bench_pipeline
 
     result = bench_pipeline(steps=steps, concurrency=concurrency)
     if as_json:
@@ -45,7 +45,7 @@ def pipeline(steps: int, concurrency: int, as_json: bool) -> None:
 @handle_errors
 def rescore_bench(policy: str, trajectories: int, workers: int, engines: tuple[str, ...], as_json: bool) -> None:
     """Re-audit steps/s in one process, in worker processes and on a local Ray cluster; 10M-step projection."""
-    from overseer.rescore_bench import bench_rescore
+    from overseer.bench.rescore import bench_rescore
 
     result = bench_rescore(policy, trajectories, workers, engines or ("local", "processes", "ray"))
     if as_json:
@@ -168,7 +168,7 @@ def mcp(calls: int, as_json: bool) -> None:
 @handle_errors
 def prm(model: str, steps: int, trajectories: int, slide_keep: float, repeats: int, as_json: bool) -> None:
     """The PRM: per-step latency p50/p99 at batch 1, steps/s batched, incremental against re-encoding."""
-    from overseer.prm.bench import bench_prm
+    from overseer.bench.prm import bench_prm
 
     result = bench_prm(model=model, steps=steps, trajectories=trajectories, slide_keep=slide_keep, repeats=repeats)
     if as_json:
@@ -184,34 +184,9 @@ def prm(model: str, steps: int, trajectories: int, slide_keep: float, repeats: i
 @handle_errors
 def detector(model: str, repeats: int, as_json: bool) -> None:
     """The injection detector on one tool output at a time: p50 / p99 per output length (tokens), this CPU."""
-    import time
+    from overseer.bench.detector import bench_detector
 
-    from overseer.detector._model import load_detector
-
-    loaded = load_detector(model)
-    sentence = "Order 48213 shipped on Monday; please confirm the delivery address with the courier. "
-    rows = []
-    for tokens in (32, 64, 128, 256, 512):
-        text = sentence * 40
-        ids = loaded.tokenizer(text, add_special_tokens=False)["input_ids"][:tokens]
-        text = loaded.tokenizer.decode(ids)
-        loaded.detect([text])  # warm-up
-        times = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            loaded.detect([text])
-            times.append((time.perf_counter() - started) * 1000)
-        times.sort()
-        rows.append(
-            {
-                "tokens": tokens,
-                "p50_ms": round(times[len(times) // 2], 2),
-                "p99_ms": round(times[int(0.99 * (len(times) - 1))], 2),
-            }
-        )
-    import torch
-
-    result = {"model": model, "digest": loaded.digest, "threads": torch.get_num_threads(), "lengths": rows}
+    result = bench_detector(model, repeats)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:

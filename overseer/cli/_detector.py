@@ -31,7 +31,7 @@ def detector_group() -> None:
 @handle_errors
 def data(shared: Path, seed: int, composed: int, out: Path) -> None:
     """Write the training documents (composed + the training parts of the public corpora)."""
-    from overseer.detector.sources import training_docs
+    from overseer.lab.detector.sources import training_docs
 
     docs = training_docs(shared, seed=seed, composed=composed)
     opener: Any = gzip.open if out.suffix == ".gz" else open
@@ -45,7 +45,7 @@ def data(shared: Path, seed: int, composed: int, out: Path) -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def train(args: tuple[str, ...]) -> None:
     """Train a detector: DOCS... --out DIR [--epochs 3 --batch-size 64 --lr 8e-5 --seed 0 --device auto]."""
-    from overseer.detector.train import main
+    from overseer.lab.detector.train import main
 
     main(list(args))
 
@@ -61,8 +61,8 @@ def train(args: tuple[str, ...]) -> None:
 @handle_errors
 def evaluate(policy: str, shared: Path, sources: str, asb_runs: int, concurrency: int, as_json: bool) -> None:
     """Replay every unseen source under a whole policy; one row per source (never one pooled figure)."""
-    from overseer.detector.evaluate import evaluate_sources, spikee_detectors
-    from overseer.detector.sources import eval_sets
+    from overseer.lab.detector.evaluate import evaluate_sources, spikee_detectors
+    from overseer.lab.detector.sources import eval_sets
 
     wanted = [s.strip() for s in sources.split(",") if s.strip()]
     sets = eval_sets(shared, Path.cwd(), asb_runs=asb_runs)

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from overseer.cli._common import action_text, console, handle_errors, safe
 from overseer.policy import BUILTIN_POLICIES, Policy, Rule, builtin_policy_path, load_policy
-from overseer.scorers._rules import RULE_CHECKS
+from overseer.scorers import RULE_CHECKS
 
 
 @click.group("policy")
@@ -47,13 +47,10 @@ def _produced(policy: Policy) -> set[str] | None:
     """The score names the policy's scorers produce, or None where that cannot be known (python scorers)."""
     names: set[str] = set()
     for key, spec in policy.scorers.items():
-        if spec.type == "rules":
-            names.update(f"rules.{c}" for c in spec.checks)
-            names.update(f"rules.{p.name}" for p in spec.patterns)
-        elif spec.type in ("prm", "remote-prm", "constant"):
-            names.add(key)
-        else:
+        produced = spec.produces(key)
+        if produced is None:
             return None
+        names |= produced
     return names
 
 
@@ -79,10 +76,10 @@ def policy_warnings(policy: Policy) -> list[str]:
 def check(file: str, as_json: bool) -> None:
     """Validate a policy FILE (or a shipped policy's name) and explain what it does."""
     policy = load_policy(file)
-    from overseer.scorers._registry import resolve_factory
+    from overseer.scorers import PythonScorerSpec, resolve_factory
 
     for name, spec in policy.scorers.items():  # a factory that cannot be imported is an error now, not at run time
-        if spec.type == "python":
+        if isinstance(spec, PythonScorerSpec):
             resolve_factory(name, spec.factory)
     warnings = policy_warnings(policy)
     if as_json:

@@ -12,7 +12,7 @@ from overseer.cli._common import console, err_console, handle_errors
 
 READERS = ("asb", "agentprocessbench", "toolemu", "tau_bench", "who_and_when")
 PARTS = ("all", "train", "heldout")
-PART_HELP = "Keep only this part of the fixed held-out split (see overseer/prm/datasets.py)."
+PART_HELP = "Keep only this part of the fixed held-out split (see overseer/lab/prm/datasets.py)."
 
 
 @click.group("prm")
@@ -45,10 +45,10 @@ def prm_group() -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="For --sample.")
 @handle_errors
 def data(dataset: str, source: Path, out: Path, part: str, labels: str, sample: int | None, seed: int) -> None:
-    """Turn a public DATASET file into step-labelled trajectories (the rules are in overseer/prm/datasets.py)."""
+    """Turn a public DATASET file into step-labelled trajectories (the rules are in overseer/lab/prm/datasets.py)."""
     import random
 
-    from overseer.prm import datasets
+    from overseer.lab.prm import datasets
 
     reader = getattr(datasets, f"read_{dataset}")
     items = [i for i in reader(source) if part in ("all", datasets.part(i))]
@@ -96,8 +96,8 @@ def train_command(
     seed: int,
 ) -> None:
     """Train a step scorer on step-labelled DATA_FILES; writes weights, metrics.json and a model card."""
-    from overseer.prm.datasets import read_labelled
-    from overseer.prm.train import TrainConfig, train
+    from overseer.lab.prm.datasets import read_labelled
+    from overseer.lab.prm.train import TrainConfig, train
 
     items = [item for path in data_files for item in read_labelled(path)]
     config = TrainConfig(
@@ -174,10 +174,10 @@ def eval_command(
     AUROC, precision/recall, ProcessBench F1, best-of-N, and tool calls blocked per threshold.
     """
     from overseer.exceptions import ConfigError
+    from overseer.lab.prm.datasets import part as part_of
+    from overseer.lab.prm.datasets import read_labelled
+    from overseer.lab.prm.evaluate import evaluate_items, plot_scores, policy_decisions
     from overseer.prm import load_step_model
-    from overseer.prm.datasets import part as part_of
-    from overseer.prm.datasets import read_labelled
-    from overseer.prm.evaluate import evaluate_items, plot_scores, policy_decisions
 
     try:
         cuts = [float(t) for t in thresholds.split(",") if t.strip()]
@@ -235,8 +235,8 @@ def label(
     trajectories: Path, rollout: str, rollouts: int, estimate: str, judge: str | None, out: Path, seed: int
 ) -> None:
     """Label every agent step of TRAJECTORIES by Monte Carlo rollouts (Math-Shepherd)."""
-    from overseer.prm.datasets import write_labelled
-    from overseer.prm.label import mc_labels
+    from overseer.lab.prm.datasets import write_labelled
+    from overseer.lab.prm.label import mc_labels
     from overseer.readers import read_trajectories
 
     rollout_fn = _import(rollout)
@@ -256,8 +256,8 @@ def label(
 @handle_errors
 def reviews(store_url: str | None, out: Path) -> None:
     """Export reviewers' judgements from the audit store as step-labelled training data."""
-    from overseer.prm.datasets import write_labelled
-    from overseer.prm.label import review_labels
+    from overseer.lab.prm.datasets import write_labelled
+    from overseer.lab.prm.label import review_labels
     from overseer.store import AuditStore, default_store_url
 
     with AuditStore(store_url or default_store_url()) as store:
@@ -273,8 +273,8 @@ def reviews(store_url: str | None, out: Path) -> None:
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path))
 @handle_errors
 def synth(scenarios: int, seed: int, out: Path) -> None:
-    """Generate matched benign / hijacked / resisted / legitimate-use trajectories (overseer/prm/synthetic.py)."""
-    from overseer.prm.datasets import write_labelled
-    from overseer.prm.synthetic import generate
+    """Generate matched benign / hijacked / resisted / legitimate-use trajectories (overseer/lab/prm/synthetic.py)."""
+    from overseer.lab.prm.datasets import write_labelled
+    from overseer.lab.prm.synthetic import generate
 
     console.print(f"{write_labelled(generate(scenarios, seed), out)} trajectories -> {out}")

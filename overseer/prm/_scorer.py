@@ -18,14 +18,17 @@ import concurrent.futures
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from overseer.prm._model import StepModel
+from overseer.prm._model import StepModel, load_step_model
 from overseer.prm._render import RenderConfig, Renderer, Segment
-from overseer.scorers._base import BaseScorer, ScoreRequest
+from overseer.scorers import BaseScorer, ScoreRequest
 from overseer.steps import Score
 
-__all__ = ["MicroBatcher", "PrmScorer"]
+if TYPE_CHECKING:
+    from overseer.prm._spec import PrmScorerSpec
+
+__all__ = ["MicroBatcher", "PrmScorer", "build_scorer"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -334,3 +337,37 @@ class PrmScorer(BaseScorer):
         self.stats["tokens"] += sum(len(ids) for ids, _ in windows)
         self.stats["steps"] += len(requests)
         return [self._scores(p[0], cuts) for p, (_, cuts) in zip(probs, windows, strict=True)]
+
+
+def build_scorer(name: str, spec: PrmScorerSpec) -> PrmScorer:
+    """The PRM scorer for a policy's ``type: prm`` entry (a :class:`PrmScorerSpec`)."""
+    model = load_step_model(
+        spec.model,
+        format=spec.format,
+        device=spec.device,
+        step_tag=spec.step_tag,
+        good_token=spec.good_token,
+        bad_token=spec.bad_token,
+        trust_remote_code=spec.trust_remote_code,
+        allow_download=spec.allow_download,
+    )
+    given = spec.model_fields_set
+    defaults = model.render
+    render = RenderConfig(
+        step_tag=defaults.step_tag,
+        max_task_tokens=spec.max_task_tokens if "max_task_tokens" in given else defaults.max_task_tokens,
+        max_step_tokens=spec.max_step_tokens if "max_step_tokens" in given else defaults.max_step_tokens,
+        max_observation_tokens=(
+            spec.max_observation_tokens if "max_observation_tokens" in given else defaults.max_observation_tokens
+        ),
+    )
+    return PrmScorer(
+        model,
+        name=name,
+        batch_size=spec.batch_size,
+        max_wait_ms=spec.max_wait_ms,
+        incremental=spec.incremental,
+        render=render,
+        slide_keep=spec.slide_keep,
+        pad_incremental=spec.pad_incremental,
+    )

@@ -22,7 +22,7 @@ from typing import Any
 
 from overseer.exceptions import MissingDependencyError, ScorerError
 from overseer.prm._render import step_text
-from overseer.scorers._base import BaseScorer, ScoreRequest
+from overseer.scorers import BaseScorer, ScoreRequest
 from overseer.steps import Score
 
 __all__ = ["RemotePrmScorer", "render_text"]

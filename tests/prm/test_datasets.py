@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from overseer import FinalAnswer, Observation, Plan, ToolCall, Trajectory
-from overseer.prm.datasets import (
+from overseer.lab.prm.datasets import (
     LabelledTrajectory,
     part,
     read_agentprocessbench,

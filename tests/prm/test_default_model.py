@@ -13,9 +13,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from overseer.lab.prm.datasets import read_labelled
+from overseer.lab.prm.evaluate import policy_decisions
 from overseer.prm import default_model_path, minilm_path
-from overseer.prm.datasets import read_labelled
-from overseer.prm.evaluate import policy_decisions
 
 PROBES = Path(__file__).parent.parent / "data" / "prm_probes.jsonl"
 

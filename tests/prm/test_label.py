@@ -7,8 +7,8 @@ from click.testing import CliRunner
 
 from overseer import FinalAnswer, Overseer, Plan, ToolCall, Trajectory
 from overseer.cli import cli
-from overseer.prm.datasets import read_labelled
-from overseer.prm.label import mc_labels
+from overseer.lab.prm.datasets import read_labelled
+from overseer.lab.prm.label import mc_labels
 from overseer.steps import Step
 from overseer.testing import ConstantScorer
 

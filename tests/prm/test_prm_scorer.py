@@ -10,8 +10,14 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from overseer import ConfigError, FinalAnswer, Observation, Overseer, Plan, ScoreRequest, ToolCall  # noqa: E402
-from overseer.prm import PrmScorer, RenderConfig, Renderer, load_step_model, minilm_path  # noqa: E402
-from overseer.prm._model import write_overseer_config  # noqa: E402
+from overseer.prm import (  # noqa: E402
+    PrmScorer,
+    RenderConfig,
+    Renderer,
+    load_step_model,
+    minilm_path,
+    write_overseer_config,
+)
 from overseer.steps import Step  # noqa: E402
 
 if minilm_path() is None:

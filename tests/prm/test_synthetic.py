@@ -1,7 +1,7 @@
 from collections import Counter
 
 from overseer import Observation, ToolCall
-from overseer.prm.synthetic import generate
+from overseer.lab.prm.synthetic import generate
 
 
 def test_matched_variants_label_only_the_steps_that_serve_the_injection_bad() -> None:

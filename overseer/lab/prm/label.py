@@ -18,7 +18,7 @@ import random
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
-from overseer.prm.datasets import LabelledTrajectory
+from overseer.lab.prm.datasets import LabelledTrajectory
 from overseer.steps import Step, Trajectory
 from overseer.store import AuditStore
 

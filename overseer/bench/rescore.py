@@ -18,7 +18,7 @@ from typing import Any
 from overseer._pipeline import Overseer
 from overseer.engines import make_engine
 from overseer.policy import load_policy
-from overseer.rescore import RescoreReport, merge_part
+from overseer.replay import RescoreReport, merge_part
 from overseer.steps import Observation, ToolCall
 from overseer.store import AuditStore
 

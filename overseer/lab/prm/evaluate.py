@@ -29,10 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from overseer.exceptions import MissingDependencyError
-from overseer.prm._model import StepModel
-from overseer.prm._scorer import PrmScorer
-from overseer.prm.datasets import LabelledTrajectory
-from overseer.prm.train import auroc
+from overseer.lab.prm.datasets import LabelledTrajectory
+from overseer.lab.prm.train import auroc
+from overseer.prm import PrmScorer, StepModel
 
 __all__ = [
     "AGGREGATIONS",

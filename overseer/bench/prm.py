@@ -10,9 +10,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from overseer.prm._model import _torch, default_model_path, load_step_model, minilm_path, write_overseer_config
-from overseer.prm._scorer import PrmScorer
-from overseer.scorers._base import ScoreRequest
+from overseer.prm import (
+    PrmScorer,
+    default_model_path,
+    load_step_model,
+    minilm_path,
+    require_torch,
+    write_overseer_config,
+)
+from overseer.scorers import ScoreRequest
 from overseer.steps import FinalAnswer, Observation, Plan, Step, ToolCall
 
 __all__ = ["bench_prm", "synthetic_trajectory"]
@@ -80,7 +86,7 @@ def bench_prm(
 
     The single-trajectory figures are the medians of ``repeats`` interleaved runs (incremental, then re-encoding).
     """
-    torch = _torch()
+    torch = require_torch()
     note = None
     with tempfile.TemporaryDirectory() as tmp:
         if model == "default" and not (default_model_path() / "config.json").is_file():

@@ -1,13 +1,13 @@
 """Train the injection detector: token labels from character spans, one logit per token, frozen embeddings.
 
-Input: JSON Lines documents ``{"text", "spans": [[start, end], ...]}`` (what :mod:`overseer.detector.compose` and
-:mod:`overseer.detector.sources` write). A token is positive when its characters overlap a span. Long documents
+Input: JSON Lines documents ``{"text", "spans": [[start, end], ...]}`` (what :mod:`overseer.lab.detector.compose` and
+:mod:`overseer.lab.detector.sources` write). A token is positive when its characters overlap a span. Long documents
 are cut into windows of ``window`` tokens that overlap by a quarter. The saved directory holds every weight but the
 embeddings (half precision), ``config.json`` (window, threshold, base) and ``metrics.json``.
 
 Only torch, transformers and safetensors are needed, so a GPU machine without the rest of overseer can run it::
 
-    python -m overseer.detector.train docs.jsonl.gz --out overseer/detector/default --epochs 2
+    python -m overseer.lab.detector.train docs.jsonl.gz --out overseer/detector/default --epochs 2
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from overseer.detector._model import DELTA_FILE, FROZEN_PREFIX, build_encoder, load_base_weights, minilm_path
+from overseer.detector import DELTA_FILE, FROZEN_PREFIX, build_encoder, load_base_weights, minilm_path
 
 __all__ = ["read_docs", "train", "windows"]
 
@@ -167,7 +167,7 @@ def train(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Command line: ``python -m overseer.detector.train DOCS... --out DIR``."""
+    """Command line: ``python -m overseer.lab.detector.train DOCS... --out DIR``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("docs", nargs="+")
     parser.add_argument("--out", required=True, type=Path)

@@ -2,7 +2,7 @@
 
 Training (:func:`training_docs`) uses only these parts of ``../shared/datasets``:
 
-- composed documents (:mod:`overseer.detector.compose`);
+- composed documents (:mod:`overseer.lab.detector.compose`);
 - BIPIA's *train* attacks over its *train* contexts (start, middle, end), and the clean train contexts;
 - TaskTracker's *train* trigger sentences, each followed by a secondary task (a trivia question, a BIPIA train
   attack or a composed goal), put into a benign carrier;
@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from overseer.detector.compose import Doc, _sentences, compose, goal, injection
+from overseer.lab.detector.compose import Doc, _sentences, compose, goal, injection
 
 _FILLERS = ["Great product, works as described.", "Meeting moved to 3pm.", "N/A", "Thanks!", "Loved it, would buy again.",
             "Please bring the signed form on Monday.", "Call me when you land.", "See attached.", "Happy birthday!!",
@@ -88,7 +88,7 @@ def _bipia_attacks(shared: Path, split: str) -> dict[str, list[str]]:
 
 def _tool_outputs(shared: Path, part_name: str, limit: int, seed: int) -> list[str]:
     """Real benign tool outputs from tau-bench, ToolEMU and AgentProcessBench (one part of their fixed split)."""
-    from overseer.prm import datasets
+    from overseer.lab.prm import datasets
 
     found: list[str] = []
     readers = [
@@ -360,7 +360,7 @@ def eval_sets(shared: Path, repo: Path, seed: int = 0, asb_runs: int = 400) -> d
     sets["tooltalk"] = items
 
     # tau-bench unseen tasks and ASB's held-out split, through the PRM's readers (observations benign unless ASB)
-    from overseer.prm import datasets
+    from overseer.lab.prm import datasets
 
     tau = [
         i

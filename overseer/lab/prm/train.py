@@ -13,24 +13,28 @@ Each trajectory is one sequence (the template of :mod:`overseer.prm._render`); o
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import math
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from overseer.prm._model import _torch, minilm_path, write_overseer_config
-from overseer.prm._render import RenderConfig, Renderer
-from overseer.prm.datasets import LabelledTrajectory
+from overseer.lab.prm.datasets import LabelledTrajectory
+from overseer.prm import (
+    FROZEN_PREFIXES,
+    RenderConfig,
+    Renderer,
+    load_delta_model,
+    minilm_path,
+    require_torch,
+    write_overseer_config,
+)
 
-__all__ = ["Example", "TrainConfig", "auroc", "build_examples", "load_delta_model", "split", "train"]
-
-FROZEN_PREFIXES = ("bert.embeddings.word_embeddings.",)
+__all__ = ["Example", "TrainConfig", "auroc", "build_examples", "split", "train"]
 
 
 @dataclass
@@ -137,7 +141,7 @@ def _model(base: str, torch: Any) -> tuple[Any, Any]:
 
 def predict(model: Any, examples: Sequence[Example], batch_size: int = 16) -> list[list[float]]:
     """P(good) at each example's labelled positions."""
-    torch = _torch()
+    torch = require_torch()
     model.eval()
     out: list[list[float]] = []
     with torch.inference_mode():
@@ -208,52 +212,6 @@ def save_delta(model: Any, tokenizer: Any, out: Path, config: TrainConfig, card:
     (out / "README.md").write_text(card)
 
 
-@contextlib.contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """Silence transformers' load report and progress bar (they would land in the agent's terminal)."""
-    from transformers.utils import logging as imported
-
-    hf_logging: Any = imported  # untyped functions
-
-    level = hf_logging.get_verbosity()
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
-def load_delta_model(directory: Path, dtype: Any = None) -> Any:
-    """Rebuild a model saved by :func:`save_delta`: the base's weights, then the saved ones over them."""
-    import transformers
-    from safetensors.torch import load_file
-
-    torch = _torch()
-    block = json.loads((directory / "config.json").read_text()).get("overseer", {})
-    base = block.get("base", "minilm")
-    base_path = minilm_path() if base == "minilm" else Path(base)
-    if base_path is None:
-        from overseer.exceptions import MissingDependencyError
-
-        raise MissingDependencyError(f"the PRM in {directory} (built on {base})", "prm")
-    config = transformers.AutoConfig.from_pretrained(directory, local_files_only=True)
-    with quiet_transformers():  # the base's pooler and missing head are expected: the delta brings the head
-        model = transformers.AutoModelForTokenClassification.from_pretrained(
-            base_path, config=config, local_files_only=True
-        )
-    state = load_file(str(directory / "overseer_delta.safetensors"))
-    missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
-    if unexpected or any(not k.startswith(FROZEN_PREFIXES) for k in missing):
-        raise ValueError(
-            f"{directory}: weights do not fit the base {base} (missing {missing[:3]}, unexpected {unexpected[:3]})"
-        )
-    return model.to(dtype or torch.float32).eval()
-
-
 def train(
     config: TrainConfig,
     items: Sequence[LabelledTrajectory],
@@ -262,7 +220,7 @@ def train(
     describe_data: str = "",
 ) -> dict[str, Any]:
     """Train, evaluate on the held-out agent models, and save the model with its card; returns the metrics."""
-    torch = _torch()
+    torch = require_torch()
     random.seed(config.seed)
     torch.manual_seed(config.seed)
     model, tokenizer = _model(config.base, torch)

@@ -1,22 +1,36 @@
-"""Load a policy from YAML: validate once, and say exactly where a mistake is (file, line, key path, a suggestion)."""
+"""The policy, and how it is loaded from YAML: validated once, with exactly where a mistake is (file, line, key path, a suggestion).
+
+The parts of a policy (rules, conditions, scorer entries, redaction) are in ``_model``.
+"""
 
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from overseer.exceptions import PolicyError
-from overseer.policy._model import Policy
+from overseer.exceptions import ConfigError, PolicyError
+from overseer.policy._model import (
+    NonResample,
+    RedactSpec,
+    Rule,
+    RulesScorerSpec,
+    ScorerSpec,
+    StopSpec,
+)
+from overseer.scorers import BaseScorerSpec, PluginScorerSpec, spec_class
 
 __all__ = [
     "BUILTIN_POLICIES",
+    "Policy",
     "builtin_policy_path",
     "load_policy",
     "policy_from_dict",
@@ -26,6 +40,90 @@ __all__ = [
 
 BUILTIN_POLICIES = ("default", "strict", "permissive")
 Lines = dict[tuple[str | int, ...], int]
+
+
+def _default_scorers() -> dict[str, ScorerSpec]:
+    return {"rules": RulesScorerSpec(type="rules")}
+
+
+class Policy(BaseModel):
+    """An oversight policy: which scorers judge each step, and the rules that turn their scores into actions."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra={"title": "overseer policy"})
+
+    version: Literal[1] = 1
+    """The policy format's version."""
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    """The policy's name, recorded with every decision."""
+    description: str | None = None
+    """What the policy is for."""
+    extends: str | None = None
+    """A shipped policy (``default``, ``strict``, ``permissive``) or a file, relative to this one, to build on.
+    This policy's keys replace the base's; its rules come first, and replace base rules of the same name."""
+    scorers: dict[str, ScorerSpec] = Field(default_factory=_default_scorers)
+    """The scorers, by name. All run concurrently on every step."""
+    scorer_timeout_s: float = Field(default=10.0, gt=0.0)
+    """How long a scorer may take on one step before it counts as failed."""
+    on_scorer_error: NonResample = "block"
+    """What to do when a scorer fails or times out: fail closed (``block``) unless you say otherwise. The
+    decision is the more severe of this and what the rules decide from the scores that did arrive."""
+    default_action: NonResample = "allow"
+    """What to do when no rule matches."""
+    rules: list[Rule] = Field(default_factory=list)
+    """The rules, tried in order; the first match wins."""
+    stop: StopSpec | None = None
+    """The trajectory-level stop."""
+    redact: RedactSpec | None = None
+    """Masking of secrets and personal data before anything is stored or exported (none when absent)."""
+
+    @field_validator("scorers", mode="after")
+    @classmethod
+    def _plugin_specs(cls, value: dict[str, BaseScorerSpec]) -> dict[str, BaseScorerSpec]:
+        """Validate each plug-in entry with the spec class its type registered."""
+        out: dict[str, BaseScorerSpec] = {}
+        for name, spec in value.items():
+            if isinstance(spec, PluginScorerSpec):
+                try:
+                    spec = spec_class(spec.type).model_validate(spec.model_dump())
+                except ConfigError as err:
+                    raise ValueError(str(err)) from None
+            out[name] = spec
+        return out
+
+    @model_validator(mode="after")
+    def _unique_rule_names(self) -> Policy:
+        seen: set[str] = set()
+        for rule in self.rules:
+            if rule.name in seen:
+                raise ValueError(f"rule name {rule.name!r} is used twice")
+            seen.add(rule.name)
+        return self
+
+    @cached_property
+    def digest(self) -> str:
+        """The SHA-256 of the policy's canonical JSON (what it means, not how the file is laid out)."""
+        canonical = json.dumps(self.model_dump(mode="json", exclude={"extends"}), sort_keys=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    @property
+    def id(self) -> str:
+        """``name@<first 12 hex digits of the digest>``, as recorded with each decision."""
+        return f"{self.name}@{self.digest[:12]}"
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Policy:
+        """Load and validate a YAML policy file (raises :class:`~overseer.exceptions.PolicyError`)."""
+        return policy_from_file(path)
+
+    @classmethod
+    def from_text(cls, text: str, *, source: str = "<string>") -> Policy:
+        """Load and validate a policy from YAML text."""
+        return policy_from_text(text, source=source)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Policy:
+        """Validate a policy given as a dict."""
+        return policy_from_dict(data)
 
 
 def _policies_dir() -> Path:

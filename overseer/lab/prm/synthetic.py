@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from overseer.prm.datasets import LabelledTrajectory
+from overseer.lab.prm.datasets import LabelledTrajectory
 from overseer.steps import FinalAnswer, Observation, Plan, Step, ToolCall, Trajectory
 
 __all__ = ["generate"]

@@ -1,0 +1,1 @@
+"""The injection detector's lab: ``compose`` (documents from independent factors), ``sources`` (training documents and the unseen evaluation sets), ``train`` and ``evaluate`` (the unseen-source protocol under a whole policy)."""

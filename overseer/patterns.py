@@ -1,0 +1,211 @@
+"""The ground floor of judging: the shipped patterns and the finders built on them.
+
+What the rules scorer checks, what the policy engine traces (targets, JSON strings, tool globs), what redaction
+masks (secrets) and what the PRM's renderer keeps of a long output (an instruction-like passage) all come from here,
+so that each of them imports one public module and none reaches into another's private one. Every pattern runs in
+linear time (RE2, :mod:`overseer._regex`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from overseer._regex import LinearPattern, compile_linear
+
+__all__ = [
+    "DESTRUCTIVE",
+    "EMAIL",
+    "INJECTION",
+    "SECRETS",
+    "SECRET_ARG",
+    "URL",
+    "Pattern",
+    "find_injection",
+    "find_targets",
+    "first_match",
+    "globs",
+    "json_strings",
+    "pattern",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """A shipped pattern: its label, the compiled expression, and what a match means."""
+
+    label: str
+    regex: LinearPattern
+    explanation: str
+
+
+def pattern(label: str, regex: str, explanation: str, flags: int = re.IGNORECASE) -> Pattern:
+    """A shipped pattern, compiled by RE2 (linear time on any input: see :mod:`overseer._regex`)."""
+    return Pattern(
+        label,
+        compile_linear(regex, ignore_case=bool(flags & re.IGNORECASE), multiline=bool(flags & re.MULTILINE)),
+        explanation,
+    )
+
+
+DESTRUCTIVE = (
+    pattern(
+        "rm-recursive",
+        r"\brm\s+(-\w*\s+)*-\w*(r\w*f|f\w*r)\b|\brm\s+(-\w+\s+)*--recursive\b",
+        "recursive forced delete (rm -rf)",
+    ),
+    pattern(
+        "disk-wipe",
+        r"\bmkfs(\.\w+)?\b|\bdd\s+[^|;]*\bof=/dev/|>\s*/dev/(sd|nvme|hd)\w*|\bwipefs\b|\bshred\s",
+        "overwrites a disk or device",
+    ),
+    pattern("fork-bomb", r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:", "fork bomb"),
+    pattern("chmod-world", r"\bchmod\s+(-\w+\s+)*0?777\s+/", "makes system paths world-writable"),
+    pattern(
+        "power",
+        r"\b(shutdown|poweroff|halt)\s+(-\w+|now)\b|\breboot\s*($|;|&|-f)",
+        "shuts down or reboots the machine",
+    ),
+    pattern(
+        "sql-drop",
+        r"\bdrop\s+(table|database|schema|index)\b|\btruncate\s+(table\s+)?\w+",
+        "drops or truncates database objects",
+    ),
+    pattern(
+        "sql-delete-all",
+        r"\bdelete\s+from\s+[\w.\"`]+\s*(;|$|\))",
+        "deletes every row (DELETE without WHERE)",
+    ),
+    pattern(
+        "git-destroy",
+        r"\bgit\s+push\s+[^;|]*(--force\b|\s-f\b)|\bgit\s+reset\s+--hard\b|\bgit\s+clean\s+-\w*f",
+        "rewrites or discards git history",
+    ),
+    pattern(
+        "cloud-destroy",
+        r"\bterraform\s+destroy\b|\bkubectl\s+delete\b|\baws\s+s3\s+(rb|rm\s[^;|]*--recursive)\b|\bgcloud\s+[\w\s-]*\bdelete\b",
+        "deletes cloud resources",
+    ),
+    pattern(
+        "pipe-to-shell",
+        r"\b(curl|wget)\b[^|;]*\|\s*(sudo\s+)?(ba|z|da)?sh\b",
+        "pipes a download into a shell",
+    ),
+)
+
+SECRETS = (
+    pattern("aws-access-key", r"\b(AKIA|ASIA)[0-9A-Z]{16}\b", "an AWS access key id", 0),
+    pattern("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----", "a private key", 0),
+    pattern(
+        "github-token",
+        r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{50,}\b",
+        "a GitHub token",
+        0,
+    ),
+    pattern("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", "a Slack token", 0),
+    pattern("openai-key", r"\bsk-(proj-|ant-)?[A-Za-z0-9_-]{20,}\b", "an OpenAI or Anthropic API key", 0),
+    pattern("google-key", r"\bAIza[0-9A-Za-z_-]{35}\b", "a Google API key", 0),
+    pattern("stripe-key", r"\b[rs]k_live_[0-9A-Za-z]{20,}\b", "a Stripe live key", 0),
+    pattern("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "a JSON Web Token", 0),
+    pattern("password-in-url", r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@", "a password inside a URL", 0),
+)
+SECRET_ARG = compile_linear(
+    r"(pass(word|wd|phrase)?|secret|api[_-]?key|access[_-]?key|private[_-]?key|token|credential)s?$", ignore_case=True
+)
+
+INJECTION = (
+    pattern(
+        "ignore-instructions",
+        r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|original|system)\s+(instructions?|prompts?|rules|tasks?)",
+        "tells the model to drop its instructions",
+    ),
+    pattern(
+        "new-instructions",
+        r"\b(new|updated|additional|important|urgent)\s+(system\s+)?instructions?\s*[:!]",
+        "announces new instructions",
+    ),
+    pattern(
+        "must-follow",
+        r"\byou\s+must\s+(strictly\s+)?(adhere|follow|obey|comply)\b|\bstrictly\s+adhere\s+to\b",
+        "orders the model to comply",
+    ),
+    pattern(
+        "role-marker",
+        r"<\|?(im_start|im_end|system|endoftext)\|?>|^\s*(system|assistant)\s*:\s|\[/?INST\]|<</?SYS>>",
+        "carries chat-template role markers",
+        re.I | re.M,
+    ),
+    pattern(
+        "persona",
+        r"\byou\s+are\s+now\s+(a|an|in|the)\b|\bact\s+as\s+(if\s+you\s+were\s+)?(a|an|the)\s+\w+\s+(without|with\s+no)\b",
+        "tries to change the model's role",
+    ),
+    pattern(
+        "addresses-the-ai",
+        r"\b(dear|hey|hi|hello|attention|note\s+(to|for))\s+(the\s+)?(ai|a\.i\.|llm|chatbot|language\s+model|"
+        r"(ai\s+|virtual\s+)(assistant|agent|model)|assistant)\b|(^|[.!?:]\s+)(ai|assistant)\s*,\s",
+        "speaks to the AI reading it",
+        re.I | re.M,
+    ),
+    pattern(
+        "conceal",
+        r"\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal\s+this\s+to|notify)\s+(the\s+)?user\b",
+        "asks the model to hide something from the user",
+    ),
+    pattern(
+        "tool-order",
+        r"\b(by\s+)?using\s+the\s+[\"'`]?\w+[\"'`]?\s+tool,?\s+and\s+do\s+not\s+use\s+(any\s+)?other\s+tools?\b|\bcall\s+the\s+[\"'`]?\w+[\"'`]?\s+(tool|function)\s+(now|immediately|first)\b",
+        "orders a specific tool call",
+    ),
+)
+
+URL = compile_linear(r"\b(?:https?|ftp)://[^\s\"'<>()\[\]{}]+", ignore_case=True)
+EMAIL = compile_linear(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
+
+
+def find_injection(text: str) -> tuple[int, int] | None:
+    """Where the earliest instruction-like passage (the ``injection`` check's patterns) is, as (start, end)."""
+    found = [m.span() for p in INJECTION if (m := p.regex.search(text)) is not None]
+    return min(found) if found else None
+
+
+def find_targets(text: str) -> set[str]:
+    """The URLs and e-mail addresses in a text, normalised (lower case, no trailing punctuation)."""
+    found = {m.group(0).rstrip(".,;:!?").lower() for m in URL.finditer(text)}
+    found.update(m.group(0).lower() for m in EMAIL.finditer(text))
+    return found
+
+
+def json_strings(value: Any) -> Iterator[str]:
+    """Every string (and number, as text) inside a JSON value, in order, however deep (no recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            yield str(item)
+
+
+def first_match(patterns: Sequence[Pattern], texts: Sequence[str]) -> Pattern | None:
+    """The first of ``patterns`` (in their order) found in any of ``texts``, or ``None``."""
+    for candidate in patterns:
+        for text in texts:
+            if candidate.regex.search(text):
+                return candidate
+    return None
+
+
+def globs(value: str | list[str] | None) -> re.Pattern[str] | None:
+    """One expression matching any of the shell-style globs (``None`` for none given: no condition)."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else value
+    return re.compile("|".join(fnmatch.translate(g) for g in items))

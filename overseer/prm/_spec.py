@@ -1,0 +1,95 @@
+"""The policy entries of the PRM scorers: ``type: prm`` (a model in this process) and ``type: remote-prm``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from overseer.scorers import BaseScorerSpec, StepScorer
+
+__all__ = ["PrmScorerSpec", "RemotePrmScorerSpec"]
+
+
+class PrmScorerSpec(BaseScorerSpec):
+    """The process reward model scorer (needs the ``prm`` extra)."""
+
+    type: Literal["prm"]
+    """Always ``prm``."""
+    model: str = "default"
+    """``default`` (the model that ships), a local directory, or a Hugging Face id already in the cache."""
+    format: Literal["auto", "token-classification", "qwen-prm", "math-shepherd"] = "auto"
+    """How to read scores: TRL PRMTrainer / overseer token classification, Qwen2.5-Math-PRM, Math-Shepherd."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """``auto`` takes a GPU in half precision where there is one."""
+    step_tag: str | None = None
+    """The text after every step where scores are read (default: the format's own, or the model's config)."""
+    good_token: str = "+"
+    """Math-Shepherd: the token that means a good step."""
+    bad_token: str = "-"
+    """Math-Shepherd: the token that means a bad step."""
+    max_task_tokens: int = Field(default=256, ge=8)
+    """Budget for the task; longer tasks are cut (and the cut reported)."""
+    max_step_tokens: int = Field(default=192, ge=8)
+    """Budget for a plan, call, message or answer."""
+    max_observation_tokens: int = Field(default=256, ge=8)
+    """Budget for a tool's output."""
+    incremental: bool = True
+    """Reuse the key/value cache of earlier steps (causal backbones only)."""
+    slide_keep: float = Field(default=0.25, gt=0.0, lt=1.0)
+    """When the window is full, the share of it that the rebuilt cache keeps (the task and the latest steps)."""
+    batch_size: int = Field(default=16, ge=1)
+    """The largest batch the micro-batcher forms."""
+    max_wait_ms: float = Field(default=2.0, ge=0.0)
+    """How long the micro-batcher waits to fill a batch."""
+    pad_incremental: bool | None = None
+    """Run the incremental steps of a batch as one padded pass (``null``: on a GPU only; on a CPU, padding rows of
+    unequal length cost more than running them one after another)."""
+    trust_remote_code: bool = False
+    """Allow the model's own code to run (Qwen2.5-Math-PRM needs it)."""
+    allow_download: bool = False
+    """Fetch a Hugging Face id that is not in the local cache (never in tests)."""
+    required: bool = True
+    """When ``false``, a missing ``prm`` extra or model leaves this scorer out with a warning (the rules that read
+    its score then match nothing) instead of refusing to start."""
+
+    def produces(self, name: str) -> frozenset[str]:
+        """One score, named as the policy names the scorer."""
+        return frozenset({name})
+
+    def build(self, name: str) -> StepScorer:
+        """Load the model (once per process) and make its scorer."""
+        from overseer.prm._scorer import build_scorer
+
+        return build_scorer(name, self)
+
+
+class RemotePrmScorerSpec(BaseScorerSpec):
+    """A PRM served by vLLM, through its pooling API (needs the ``remote`` extra)."""
+
+    type: Literal["remote-prm"]
+    """Always ``remote-prm``."""
+    url: str = Field(pattern=r"^https?://")
+    """The server's base URL (``/pooling`` is added)."""
+    model: str
+    """The served model's name."""
+    step_tag: str = "<extra_0>"
+    """The text after every step where the server pools."""
+    good_index: int = Field(default=1, ge=0)
+    """Which of a pooled pair means "good"."""
+    timeout_s: float = Field(default=10.0, gt=0)
+    """Per-request timeout."""
+    retries: int = Field(default=2, ge=0)
+    """Retries on connection errors, timeouts and 5xx answers."""
+    api_key_env: str | None = None
+    """An environment variable holding a bearer token."""
+
+    def produces(self, name: str) -> frozenset[str]:
+        """One score, named as the policy names the scorer."""
+        return frozenset({name})
+
+    def build(self, name: str) -> StepScorer:
+        """A client of the served model."""
+        from overseer.prm.remote import from_spec
+
+        return from_spec(name, self)
