@@ -15,6 +15,7 @@ from overseer._pipeline import Overseer, TrajectoryHandle
 from overseer._version import __version__
 from overseer.exceptions import (
     ConfigError,
+    LifecycleError,
     MissingDependencyError,
     OverseerError,
     PolicyError,
@@ -27,8 +28,6 @@ from overseer.policy import Policy, load_policy
 from overseer.readers import read_trajectories
 from overseer.scorers import BaseScorer, CompositeScorer, RulesScorer, ScoreRequest, StepScorer
 from overseer.steps import (
-    ACTIONS,
-    Action,
     FinalAnswer,
     Message,
     Observation,
@@ -40,10 +39,10 @@ from overseer.steps import (
     ToolCall,
     ToolChange,
     Trajectory,
-    Verdict,
 )
 from overseer.store import AuditStore
 from overseer.telemetry import Telemetry
+from overseer.verdict import ACTIONS, Action, Verdict
 
 __all__ = [
     "ACTIONS",
@@ -53,6 +52,7 @@ __all__ = [
     "CompositeScorer",
     "ConfigError",
     "FinalAnswer",
+    "LifecycleError",
     "Message",
     "MissingDependencyError",
     "Observation",

@@ -5,7 +5,8 @@ The hierarchy::
     OverseerError                      base of everything below
     ├── ConfigError                    a usage or configuration mistake
     │   ├── PolicyError                a policy file or dict that does not validate (file, line, key path)
-    │   └── MissingDependencyError     an optional extra is not installed (says what to install)
+    │   ├── MissingDependencyError     an optional extra is not installed (says what to install)
+    │   └── LifecycleError             used in a state that does not allow it (closed, ended, own loop)
     ├── TrajectoryFormatError          a trajectory line that cannot be read (file, line, field)
     ├── ScorerError                    a scorer raised or returned something unusable
     │   └── ScorerTimeoutError         a scorer did not answer within the policy's timeout
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "LifecycleError",
     "MissingDependencyError",
     "OverseerError",
     "PolicyError",
@@ -58,6 +60,13 @@ class MissingDependencyError(ConfigError, ImportError):
     def __init__(self, what: str, extra: str) -> None:
         self.extra = extra
         super().__init__(f"{what} needs the '{extra}' extra: pip install 'overseer[{extra}]'")
+
+
+class LifecycleError(ConfigError, RuntimeError):
+    """An Overseer used after it closed, a trajectory after it ended, or a sync call made from overseer's own loop.
+
+    Also a ``RuntimeError``, which these misuses raised before they had a class of their own.
+    """
 
 
 class TrajectoryFormatError(OverseerError):

@@ -34,8 +34,9 @@ from overseer import _guardrail
 from overseer import _semconv as sc
 from overseer._version import __version__
 from overseer.exceptions import MissingDependencyError, StoreError
-from overseer.steps import Review, Score, Step, ToolCall, Verdict
+from overseer.steps import Review, Score, Step, ToolCall
 from overseer.store import AuditExporter, AuditSpanProcessor, AuditStore, SpillQueue, default_spill_dir
+from overseer.verdict import Verdict
 
 __all__ = ["Telemetry"]
 

@@ -11,6 +11,7 @@ def test_public_surface() -> None:
             "CompositeScorer",
             "ConfigError",
             "FinalAnswer",
+            "LifecycleError",
             "Message",
             "MissingDependencyError",
             "Observation",

@@ -6,7 +6,7 @@ import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from overseer import FinalAnswer, Observation, Overseer, Plan, ScoreRequest, Telemetry, ToolCall
+from overseer import FinalAnswer, LifecycleError, Observation, Overseer, Plan, ScoreRequest, Telemetry, ToolCall
 from overseer.testing import ConstantScorer, FunctionScorer
 
 POLICY = """
@@ -213,7 +213,7 @@ def test_scorers_hear_of_the_end_of_each_trajectory_and_close_ends_open_ones(pol
         if s.attributes and s.name == "invoke_agent"
     }
     assert statuses == {"a": "completed", "b": "abandoned"}
-    with pytest.raises(RuntimeError, match="has ended"):
+    with pytest.raises(LifecycleError, match="has ended"):  # also a RuntimeError, as before
         left_open.judge(Plan(content="late"))
 
 

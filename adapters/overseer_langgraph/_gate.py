@@ -21,14 +21,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import interrupt
 
-from overseer import Overseer, Policy, Step, ToolCall, TrajectoryHandle, Verdict
+from overseer import ConfigError, Overseer, Policy, Step, ToolCall, TrajectoryHandle, Verdict
+from overseer.policy import PASSING, candidates_wanted, choose_candidate
 from overseer.store import default_store_url
 from overseer_langgraph._convert import observation_step, step_id, turn_steps
 
 STATE_KEY = "overseer_trajectory_id"
 """The agent-state key that carries a run's trajectory id."""
-
-_PASSING = frozenset({"allow", "flag"})
 
 
 def as_overseer(overseer: Overseer | Policy | str | Path, store: str | None) -> Overseer:
@@ -155,10 +154,10 @@ class Decision:
         if isinstance(value, str):
             value = {"decision": value}
         if not isinstance(value, dict):
-            raise ValueError(f"resume an overseer escalation with approve / edit / reject, not {value!r}")
+            raise ConfigError(f"resume an overseer escalation with approve / edit / reject, not {value!r}")
         label = str(value.get("decision") or value.get("type") or "").lower()
         if label not in ("approve", "edit", "reject"):
-            raise ValueError(f"unknown escalation decision {label!r}: use approve, edit or reject")
+            raise ConfigError(f"unknown escalation decision {label!r}: use approve, edit or reject")
         return cls(
             label=label,
             reviewer=str(value.get("reviewer") or "human"),
@@ -166,17 +165,6 @@ class Decision:
             args=value.get("args"),
             content=value.get("content"),
         )
-
-
-def _rank(turn: _Turn, score: str | None, kind: str) -> tuple[bool, float, float]:
-    """Passing first; then the named score (or the lowest score of the steps of the resampled kind); then all."""
-    passes = all(v.action in _PASSING for v in turn.verdicts)
-    if score:
-        focus = [v.scores[score] for v in turn.verdicts if score in v.scores]
-    else:
-        focus = [x for v in turn.verdicts if v.kind == kind for x in v.scores.values()]
-    overall = [x for v in turn.verdicts for x in v.scores.values()]
-    return passes, min(focus, default=1.0), min(overall, default=1.0)
 
 
 def _last_ai(response: Any) -> AIMessage:
@@ -247,18 +235,14 @@ class Gate:
             for step in chosen.steps:
                 verdicts.append((yield Judge(handle, step)))
             return _Turn(chosen.response, chosen.message, chosen.steps, verdicts)
-        rule = next((r for r in self.overseer.policy.rules if r.name == trigger.rule), None)
-        wanted = trigger.candidates or 2
-        score = rule.resample.score if rule is not None and rule.resample is not None else None
-        for _ in range(wanted - 1):
+        for _ in range(candidates_wanted(trigger) - 1):
             response = yield call
             message = _last_ai(response)
             steps = turn_steps(message, trajectory_id=handle.id, turn=turn, node=node)
             candidates.append(_Turn(response, message, steps, (yield Evaluate(handle, steps))))
-        best = max(range(len(candidates)), key=lambda i: _rank(candidates[i], score, trigger.kind))
-        chosen = candidates[best]
-        passed = _rank(chosen, score, trigger.kind)[0]
-        note = {"resample": {"candidates": len(candidates), "chosen": best}}
+        choice = choose_candidate(self.overseer.policy, trigger, [c.verdicts for c in candidates])
+        chosen, passed = candidates[choice.index], choice.passed
+        note = {"resample": {"candidates": len(candidates), "chosen": choice.index}}
         verdicts = []
         for step in chosen.steps:
             annotated = step.model_copy(update={"metadata": {**step.metadata, **note}})
@@ -283,7 +267,7 @@ class Gate:
                     )
                 if decision.label == "edit" and decision.content is not None:
                     message = message.model_copy(update={"content": decision.content})
-            elif verdict.action not in _PASSING:
+            elif verdict.action not in PASSING:
                 what = "answer withheld" if step.kind == "final" else "plan blocked"
                 return AIMessage(content=f"[{what} by the oversight policy ({verdict.rule}): {verdict.reason}]")
         return turn.response if message is turn.message else message
@@ -308,7 +292,7 @@ class Gate:
         if action == "resample":  # only a model hook can resample; here the rule's fallback applies
             action = verdict.fallback or "block"
         refusal: str | None = None
-        if handle.halted and action not in _PASSING:
+        if handle.halted and action not in PASSING:
             refusal = self.stop_message(handle, f"{verdict.rule}: {verdict.reason}")
         elif action == "block":
             refusal = (
@@ -338,7 +322,7 @@ class Gate:
                 self._calls[(handle.id, f"{call_id}/result")] = seen
             if seen.action == "sanitize" and seen.sanitized is not None:  # the agent reads the cleaned text
                 result = result.model_copy(update={"content": seen.sanitized})
-            withheld = seen.action not in _PASSING and seen.action != "sanitize"
+            withheld = seen.action not in PASSING and seen.action != "sanitize"
             if seen.action == "escalate":  # may raise GraphInterrupt: the caches stay for the resume
                 withheld = self._ask(handle, observation, seen).label == "reject"
             if withheld:

@@ -12,7 +12,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from overseer import Overseer, Policy, TrajectoryHandle
+from overseer import ConfigError, Overseer, Policy, TrajectoryHandle
 from overseer_langgraph._convert import task_of
 from overseer_langgraph._gate import STATE_KEY, CallModel, Gate, RunTool, adrive, as_overseer, drive
 from overseer_langgraph._ids import next_trajectory_id, state_messages, state_trajectory_id, thread_id
@@ -64,7 +64,7 @@ class GraphOversight:
     def _last(self, state: Any) -> AIMessage:
         messages = state_messages(state)
         if not messages or not isinstance(messages[-1], AIMessage):
-            raise ValueError(
+            raise ConfigError(
                 "GraphOversight.guard must run right after the model node (the last message is not an AIMessage)"
             )
         message: AIMessage = messages[-1]

@@ -12,9 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from overseer.cli._common import TimeParam, action_text, console, fail, handle_errors, progress_bar, safe
-from overseer.steps import ACTIONS, REVIEW_LABELS, Observation, ToolCall
+from overseer.steps import REVIEW_LABELS, Observation, ToolCall
 from overseer.store import AuditStore, StoredStep, default_store_url
 from overseer.store.export import export_rows, step_json, trajectory_json, write_export
+from overseer.verdict import ACTIONS
 
 store_option = click.option(
     "--store", "store_url", help="Audit store URL [default: $OVERSEER_STORE or sqlite:///.overseer/audit.db]."

@@ -22,8 +22,9 @@ from overseer._pipeline import Overseer
 from overseer.cli._common import action_text, err_console, handle_errors, safe
 from overseer.exceptions import TrajectoryFormatError
 from overseer.readers import read_trajectories
-from overseer.steps import Trajectory, Verdict
+from overseer.steps import Trajectory
 from overseer.store import default_store_url
+from overseer.verdict import Verdict
 
 
 async def _judge(overseer: Overseer, trajectory: Trajectory, trajectory_id: str) -> list[Verdict]:

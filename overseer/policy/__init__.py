@@ -27,8 +27,13 @@ from overseer.policy._policy import (
     policy_from_file,
     policy_from_text,
 )
+from overseer.policy._resample import PASSING, Choice, candidates_wanted, choose_candidate
 
 __all__ = [
+    "PASSING",
+    "Choice",
+    "candidates_wanted",
+    "choose_candidate",
     "sanitize",
     "BUILTIN_POLICIES",
     "ArgsFrom",

@@ -11,7 +11,8 @@ from overseer._regex import compile_linear
 from overseer.patterns import find_targets, globs, json_strings
 from overseer.policy._model import SEVERITY, ArgsFrom, ResampleSpec, StepMatch, When
 from overseer.policy._policy import Policy
-from overseer.steps import Action, Message, Observation, Score, Step, ToolCall, ToolChange
+from overseer.steps import Message, Observation, Score, Step, ToolCall, ToolChange
+from overseer.verdict import Action
 
 __all__ = ["Decision", "PolicyEngine", "TrajectoryContext", "sanitize"]
 

@@ -16,7 +16,8 @@ from overseer.scorers import (
     PythonScorerSpec,
     RulesScorerSpec,
 )
-from overseer.steps import Action, StepKind
+from overseer.steps import StepKind
+from overseer.verdict import Action
 
 __all__ = [
     "ConstantScorerSpec",

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from overseer.exceptions import ConfigError
 from overseer.prm._model import StepModel, load_step_model
 from overseer.prm._render import RenderConfig, Renderer, Segment
 from overseer.scorers import BaseScorer, ScoreRequest
@@ -126,7 +127,7 @@ class PrmScorer(BaseScorer):
         pad_incremental: bool | None = None,
     ) -> None:
         if not 0.0 < slide_keep < 1.0:
-            raise ValueError(f"slide_keep must be between 0 and 1, not {slide_keep}")
+            raise ConfigError(f"slide_keep must be between 0 and 1, not {slide_keep}")
         self.model = model
         self.slide_keep = slide_keep
         """The share of the window a slide keeps (task and latest steps): less keeps less context, slides less."""

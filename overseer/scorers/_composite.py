@@ -18,7 +18,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from overseer.exceptions import ScorerError, ScorerTimeoutError
+from overseer.exceptions import ConfigError, ScorerError, ScorerTimeoutError
 from overseer.scorers._base import BaseScorer, ScoreRequest, StepScorer
 from overseer.steps import Score
 
@@ -81,7 +81,7 @@ class CompositeScorer(BaseScorer):
     def __init__(self, scorers: Sequence[StepScorer], *, timeout_s: float | None = None) -> None:
         names = [s.name for s in scorers]
         if len(set(names)) != len(names):
-            raise ValueError(f"scorer names must be unique, got {names}")
+            raise ConfigError(f"scorer names must be unique, got {names}")
         self.scorers = tuple(scorers)
         self.timeout_s = timeout_s
         self._lanes: dict[str, _Lane] = {}

@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from overseer.exceptions import MissingDependencyError
+from overseer.exceptions import ConfigError, MissingDependencyError
 from overseer.store._store import AuditStore, StoredStep, StoredTrajectory
 
 __all__ = ["EXPORT_COLUMNS", "FORMATS", "export_rows", "render_export", "step_json", "trajectory_json", "write_export"]
@@ -113,7 +113,7 @@ def render_export(rows: Sequence[dict[str, Any]], fmt: str) -> bytes:
         sink = io.BytesIO()
         pq.write_table(pa.Table.from_pylist(_flat(rows)), sink)
         return sink.getvalue()
-    raise ValueError(f"unknown export format {fmt!r}; one of {', '.join(FORMATS)}")
+    raise ConfigError(f"unknown export format {fmt!r}; one of {', '.join(FORMATS)}")
 
 
 def write_export(rows: Sequence[dict[str, Any]], fmt: str, out: Path) -> None:

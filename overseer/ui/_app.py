@@ -32,9 +32,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from overseer._text import printable
-from overseer.steps import ACTIONS, REVIEW_LABELS, Review
+from overseer.steps import REVIEW_LABELS, Review
 from overseer.store import AuditStore, StoredStep
 from overseer.store.export import FORMATS, export_rows, render_export, step_json
+from overseer.verdict import ACTIONS
 
 __all__ = ["create_app", "is_loopback"]
 

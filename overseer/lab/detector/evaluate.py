@@ -19,7 +19,8 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from overseer.steps import Verdict, step_adapter
+from overseer.steps import step_adapter
+from overseer.verdict import Verdict
 
 __all__ = ["evaluate_sources", "replay"]
 

@@ -182,7 +182,7 @@ def policy_decisions(policy: Any, items: Sequence[LabelledTrajectory], concurren
     fired earlier does not change it).
     """
     from overseer._pipeline import Overseer
-    from overseer.steps import Verdict
+    from overseer.verdict import Verdict
 
     async def judge(overseer: Overseer, item: LabelledTrajectory, n: int) -> list[Verdict]:
         trajectory = item.trajectory
