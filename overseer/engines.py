@@ -181,8 +181,9 @@ def make_engine(name: str, policy: Policy, store: AuditStore, *, workers: int = 
         raise ConfigError(f"--workers {workers}: expected at least 1")
     if name == "local":
         return LocalEngine(policy, store, concurrency)
-    if store.url.startswith("sqlite") and (":memory:" in store.url or store.url.rstrip("/") in ("sqlite:", "sqlite:/")):
-        raise ConfigError(f"--engine {name} reads the store from other processes: an in-memory SQLite store cannot be")
+    in_memory = store.dialect == "memory" or ":memory:" in store.url or store.url.rstrip("/") in ("sqlite:", "sqlite:/")
+    if in_memory:
+        raise ConfigError(f"--engine {name} reads the store from other processes: an in-memory store cannot be")
     if name == "processes":
         return ProcessEngine(policy, store.url, workers, concurrency)
     return RayEngine(policy, store.url, workers, concurrency)

@@ -1,4 +1,6 @@
-"""Reference fakes for tests and benchmarks: scorers whose behaviour is set by the caller.
+"""Reference fakes for tests and benchmarks: scorers set by the caller, and an audit store in memory.
+
+:class:`MemoryAuditStore` (also ``AuditStore("memory://NAME")``) passes the store's conformance suite.
 
 Inject these instead of patching private names::
 
@@ -15,8 +17,9 @@ from typing import Any
 
 from overseer.scorers import BaseScorer, ConstantScorer, ScoreRequest
 from overseer.steps import Score
+from overseer.store import MemoryAuditStore
 
-__all__ = ["ConstantScorer", "FunctionScorer"]
+__all__ = ["ConstantScorer", "FunctionScorer", "MemoryAuditStore"]
 
 ScoreFn = Callable[[ScoreRequest], "Mapping[str, float | Score] | Awaitable[Mapping[str, float | Score]]"]
 

@@ -48,13 +48,25 @@ def pg_url() -> Iterator[str]:
         pass
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An audit store URL on each backend."""
+def _url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "memory":
+        return f"memory://{tmp_path.name}"
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'audit.db'}"
     url: str = request.getfixturevalue("pg_url")
     return url
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An audit store URL on each backend: the in-memory reference store, SQLite and PostgreSQL."""
+    return _url(request, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def sql_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An audit store URL on each SQL backend (for what only a database has: migrations, locks, outages)."""
+    return _url(request, tmp_path)
 
 
 @pytest.fixture

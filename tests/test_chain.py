@@ -43,7 +43,8 @@ def test_an_untouched_store_verifies(store_url: str) -> None:
     assert verify(store_url) == (0, '{"checked": 8, "problems": 0}')
 
 
-def test_an_edited_row_is_named(store_url: str, open_store: Any) -> None:
+def test_an_edited_row_is_named(sql_store_url: str, open_store: Any) -> None:
+    store_url = sql_store_url  # the record is edited in the database itself
     ids = record(store_url)
     sql(open_store, store_url, f"UPDATE steps SET action = 'allow', reason = 'fine' WHERE id = '{ids[1]}'")
     code, out = verify(store_url)
@@ -52,7 +53,8 @@ def test_an_edited_row_is_named(store_url: str, open_store: Any) -> None:
     assert "t1" not in out
 
 
-def test_an_edited_score_and_an_edited_review_are_named(store_url: str, open_store: Any) -> None:
+def test_an_edited_score_and_an_edited_review_are_named(sql_store_url: str, open_store: Any) -> None:
+    store_url = sql_store_url  # the record is edited in the database itself
     ids = record(store_url)
     sql(open_store, store_url, f"UPDATE scores SET value = 0.99 WHERE step_id = '{ids[1]}'")
     sql(open_store, store_url, "UPDATE reviews SET label = 'reject' WHERE trajectory_id = 't1'")
@@ -60,14 +62,16 @@ def test_an_edited_score_and_an_edited_review_are_named(store_url: str, open_sto
     assert code == 1 and f"step 1 ({ids[1]}) content changed" in out and "t1 review" in out
 
 
-def test_a_deleted_row_breaks_the_chain_at_the_next_record(store_url: str, open_store: Any) -> None:
+def test_a_deleted_row_breaks_the_chain_at_the_next_record(sql_store_url: str, open_store: Any) -> None:
+    store_url = sql_store_url  # the record is edited in the database itself
     ids = record(store_url)
     sql(open_store, store_url, f"DELETE FROM steps WHERE id = '{ids[0]}'")
     code, out = verify(store_url)
     assert code == 1 and f"step 1 ({ids[1]}) its predecessor is missing" in out
 
 
-def test_reordered_rows_are_caught(store_url: str, open_store: Any) -> None:
+def test_reordered_rows_are_caught(sql_store_url: str, open_store: Any) -> None:
+    store_url = sql_store_url  # the record is edited in the database itself
     ids = record(store_url)
     sql(open_store, store_url, f"UPDATE steps SET idx = 7 WHERE id = '{ids[0]}'")
     sql(open_store, store_url, f"UPDATE steps SET idx = 0 WHERE id = '{ids[2]}'")
@@ -75,7 +79,8 @@ def test_reordered_rows_are_caught(store_url: str, open_store: Any) -> None:
     assert code == 1 and f"({ids[0]}) content changed" in out and f"({ids[2]}) content changed" in out
 
 
-def test_a_review_from_the_command_line_joins_the_chain(store_url: str) -> None:
+def test_a_review_from_the_command_line_joins_the_chain(sql_store_url: str) -> None:
+    store_url = sql_store_url  # the record is edited in the database itself
     ids = record(store_url)
     result = CliRunner().invoke(
         cli,
@@ -101,7 +106,8 @@ def checkpoint_then(store_url: str, open_store: Any, tmp_path: Any, *statements:
     return result.exit_code, " | ".join(f"{p['trajectory_id']} {p['record']} {p['problem']}" for p in problems)
 
 
-def test_a_checkpoint_catches_what_a_chain_cannot(store_url: str, open_store: Any, tmp_path: Any) -> None:
+def test_a_checkpoint_catches_what_a_chain_cannot(sql_store_url: str, open_store: Any, tmp_path: Any) -> None:
+    store_url = sql_store_url  # the records are deleted in the database itself
     ids = record(store_url)
     assert checkpoint_then(store_url, open_store, tmp_path) == (0, "")
     # the last step of t2 and its review deleted: t2's chain is intact but shorter
@@ -114,8 +120,9 @@ def test_a_checkpoint_catches_what_a_chain_cannot(store_url: str, open_store: An
 
 
 def test_a_checkpoint_catches_deletion_nulled_hashes_and_unchained_fields(
-    store_url: str, open_store: Any, tmp_path: Any
+    sql_store_url: str, open_store: Any, tmp_path: Any
 ) -> None:
+    store_url = sql_store_url  # the records are edited in the database itself
     ids = record(store_url)
     code, out = checkpoint_then(
         store_url, open_store, tmp_path,

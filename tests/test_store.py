@@ -1,4 +1,4 @@
-"""The audit store's conformance suite, run against every backend (SQLite file, PostgreSQL)."""
+"""The audit store's conformance suite, run against every backend (in memory, SQLite file, PostgreSQL)."""
 
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -8,6 +8,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from overseer import AuditStore, Observation, Overseer, Plan, StoreError, ToolCall
+from overseer.store import SqlAuditStore
 from overseer.store._schema import metadata
 from overseer.testing import FunctionScorer
 
@@ -45,8 +46,9 @@ def step_record(traj: str, idx: int, action: str = "allow", **extra: object) -> 
     }
 
 
-def test_migrations_create_exactly_the_declared_schema(store_url: str) -> None:
-    with AuditStore(store_url) as store, store.engine.connect() as conn:
+def test_migrations_create_exactly_the_declared_schema(sql_store_url: str) -> None:
+    store_url = sql_store_url
+    with SqlAuditStore(store_url) as store, store.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), metadata)
     assert diff == []
     AuditStore(store_url).close()  # opening again is a no-op
@@ -166,3 +168,58 @@ def test_reviews_are_recorded_and_never_overwrite_each_other(store_url: str, ope
     assert reviews[0].edited == {"args": {"to": "b"}} and reviews[0].comment == "wrong recipient"
     assert reviews[0].index == 0 and reviews[0].trajectory_id == "rev"
     assert store.count("reviews") == 2
+
+
+def test_queue_listing_and_the_chain_through_the_contract(store_url: str, open_store: Any) -> None:
+    """What the review queue, the trajectory list, ``add_review`` and ``verify`` need of every backend."""
+    with Overseer({"name": "p", "rules": [{"name": "no-send", "when": {"tool": "send"}, "action": "block"}]},
+                  scorers=[FunctionScorer(lambda r: {"prm": 0.5})], store=store_url) as ov:  # fmt: skip
+        for i, agent in enumerate(["a", "b", "a"]):
+            with ov.trajectory(f"task {i}", id=f"q{i}", metadata={"agent": agent}) as run:
+                run.judge(ToolCall(tool="read", args={}, call_id="r"))
+                run.judge(ToolCall(tool="send", args={"i": i}, call_id="s"))
+    store = open_store(store_url)
+    assert store.has_trajectory("q1") and not store.has_trajectory("q9")
+    assert store.trajectory_ids() == ["q0", "q1", "q2"]
+    assert sorted(t.id for t in store.list_trajectories(agent="a")) == ["q0", "q2"]
+    assert [t.status for t in store.list_trajectories(status="completed", limit=2)] == ["completed", "completed"]
+    queue = store.list_steps(actions=["block"], unreviewed=True, newest_first=False)
+    assert [s.trajectory_id for s in queue] == ["q0", "q1", "q2"]
+    assert store.list_steps(actions=["block"], tool="read") == []
+    first = queue[0]
+    from overseer import Review
+
+    store.add_review(Review(trajectory_id="q0", step_id=first.id, index=first.index, reviewer="r", label="wrong-block"))
+    assert [s.trajectory_id for s in store.list_steps(actions=["block"], unreviewed=True)] == ["q2", "q1"]
+    checked, problems = store.verify()
+    assert (checked, problems) == (7, [])  # 6 steps and the review, each chained to the one before
+    assert store.chain_tail("q0") != store.chain_tail("q1")
+    anchor = store.checkpoint()
+    assert store.verify_checkpoint(anchor) == []
+    assert anchor["trajectories"]["q0"]["length"] == 3
+
+
+def test_tool_pins_trust_on_first_use(store_url: str, open_store: Any) -> None:
+    from overseer.store import ToolPin
+
+    store = open_store(store_url)
+    assert store.pin_baseline("mail", "send") is None
+    store.record_tool_pin(ToolPin("mail", "send", "v1", "accepted", description="Send mail"))
+    store.record_tool_pin(ToolPin("mail", "send", "v2", "refused", description="Send mail, and BCC me"))
+    store.record_tool_pin(ToolPin("mail", "send", "v1", "refused"))  # seen again: accepted stays accepted
+    assert [(p.pin, p.status) for p in store.tool_pins("mail")] == [("v1", "accepted"), ("v2", "refused")]
+    assert store.pin_baseline("mail", "send").pin == "v1"  # type: ignore[union-attr]
+    with pytest.raises(StoreError, match="no refused"):
+        store.accept_tool_pin("mail", "read")
+    assert store.accept_tool_pin("mail", "send").pin == "v2"
+    assert store.pin_baseline("mail", "send").pin == "v2"  # type: ignore[union-attr]
+    assert store.count("tool_pins") == 2
+
+
+def test_memory_stores_of_one_name_share_their_records() -> None:
+    from overseer.testing import MemoryAuditStore
+
+    a, b = AuditStore("memory://shared-name"), AuditStore("memory://shared-name")
+    assert isinstance(a, MemoryAuditStore) and a.dialect == "memory"
+    a.write([step_record("m", 0)])
+    assert b.count("steps") == 1 and MemoryAuditStore().count("steps") == 0

@@ -1,10 +1,11 @@
-"""The audit store and the path that fills it: spans -> exporter -> SQL, with a spill to disk when the database is down."""
+"""The audit store and the path that fills it: spans -> exporter -> store, with a spill to disk when it is down.
+
+``AuditStore(url)`` is the contract and opens a backend: :class:`SqlAuditStore` (SQLite, PostgreSQL) or
+:class:`MemoryAuditStore` (``memory://NAME``, for tests).
+"""
 
 from overseer.store._chain import ChainProblem, genesis, link, review_content, step_content
-from overseer.store._durable import AuditExporter, AuditSpanProcessor, SpillQueue, default_spill_dir
-from overseer.store._pins import ToolPin
-from overseer.store._records import span_to_record
-from overseer.store._store import (
+from overseer.store._contract import (
     DEFAULT_STORE_URL,
     AuditStore,
     StoredScore,
@@ -12,6 +13,11 @@ from overseer.store._store import (
     StoredTrajectory,
     default_store_url,
 )
+from overseer.store._durable import AuditExporter, AuditSpanProcessor, SpillQueue, default_spill_dir
+from overseer.store._memory import MemoryAuditStore
+from overseer.store._pins import ToolPin
+from overseer.store._records import span_to_record
+from overseer.store._store import SqlAuditStore
 
 __all__ = [
     "ChainProblem",
@@ -19,7 +25,9 @@ __all__ = [
     "AuditExporter",
     "AuditSpanProcessor",
     "AuditStore",
+    "MemoryAuditStore",
     "SpillQueue",
+    "SqlAuditStore",
     "StoredScore",
     "StoredStep",
     "StoredTrajectory",

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from overseer.store._chain import ChainProblem, genesis
 
 if TYPE_CHECKING:
-    from overseer.store._store import AuditStore
+    from overseer.store._contract import AuditStore
 
 __all__ = ["checkpoint", "root_of", "verify_checkpoint"]
 

@@ -26,8 +26,8 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from overseer import _semconv as sc
+from overseer.store._contract import AuditStore
 from overseer.store._records import span_to_record
-from overseer.store._store import AuditStore
 
 __all__ = ["AuditExporter", "AuditSpanProcessor", "SpillQueue", "WriteAheadLog", "default_spill_dir"]
 

@@ -1,11 +1,12 @@
-"""The SQL audit store: SQLite embedded by default, PostgreSQL by URL. Writes are idempotent; reads serve the CLI."""
+"""The SQL audit store: SQLite embedded by default, PostgreSQL by URL. Writes are idempotent; reads serve the CLI.
+
+The contract it implements (and what it shares with every backend) is :class:`~overseer.store.AuditStore`.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,101 +17,13 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from overseer.exceptions import MissingDependencyError, StoreError
-from overseer.steps import Review, Step, step_adapter
+from overseer.steps import Review, step_adapter
 from overseer.store import _pins
 from overseer.store import _schema as t
-from overseer.store._chain import ChainProblem, genesis, link, review_content, step_content, walk
+from overseer.store._contract import AuditStore, StoredScore, StoredStep, StoredTrajectory, default_store_url
 from overseer.store._pins import ToolPin
 
-__all__ = [
-    "DEFAULT_STORE_URL",
-    "AuditStore",
-    "StoredScore",
-    "StoredStep",
-    "StoredTrajectory",
-    "default_store_url",
-]
-
-DEFAULT_STORE_URL = "sqlite:///.overseer/audit.db"
-
-
-def default_store_url() -> str:
-    """``$OVERSEER_STORE``, or an SQLite file under ``.overseer/`` in the working directory."""
-    return os.environ.get("OVERSEER_STORE") or DEFAULT_STORE_URL
-
-
-@dataclass(frozen=True, slots=True)
-class StoredScore:
-    """A score as stored."""
-
-    name: str
-    value: float
-    scorer: str
-    label: str | None = None
-    explanation: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StoredStep:
-    """A decided step as stored, with its scores."""
-
-    id: str
-    trajectory_id: str
-    index: int
-    kind: str
-    tool: str | None
-    call_id: str | None
-    action: str
-    rule: str | None
-    reason: str
-    policy: str
-    scorer: str
-    halt: bool
-    agent: str | None
-    step: Step
-    errors: dict[str, str] | None
-    created_at: datetime
-    latency_ms: float | None
-    scores: tuple[StoredScore, ...] = ()
-    spans: tuple[tuple[int, int], ...] | None = None
-    """For ``sanitize``: the character spans removed before the model read the observation."""
-
-    def verdict_record(self) -> dict[str, Any]:
-        """The step's verdict in the JSON Lines format of ``overseer score``."""
-        return {
-            "trajectory_id": self.trajectory_id,
-            "index": self.index,
-            "kind": self.kind,
-            "tool": self.tool,
-            "call_id": self.call_id,
-            "scores": {s.name: s.value for s in self.scores},
-            "action": self.action,
-            "rule": self.rule,
-            "reason": self.reason,
-            "policy": self.policy,
-            "scorer": self.scorer,
-            "halt": self.halt,
-            **({"spans": [list(s) for s in self.spans]} if self.spans is not None else {}),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class StoredTrajectory:
-    """A trajectory as stored."""
-
-    id: str
-    task: str | None
-    agent: str | None
-    model: str | None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    status: str = "running"
-    policy: str | None = None
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
-    n_steps: int | None = None
-    n_blocked: int | None = None
-    n_flagged: int | None = None
-    n_escalated: int | None = None
+__all__ = ["SqlAuditStore"]
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -130,8 +43,8 @@ def _mask(url: str) -> str:
         return url
 
 
-class AuditStore:
-    """An audit store at a SQLAlchemy URL. Opening it runs the migrations.
+class SqlAuditStore(AuditStore):
+    """The audit store in a SQL database at a SQLAlchemy URL. Opening it runs the migrations.
 
     ``postgresql://`` URLs use psycopg 3 (the ``postgres`` extra). A relative SQLite path is relative to the
     working directory; its folder is created.
@@ -150,14 +63,8 @@ class AuditStore:
                 self.engine.dispose()
                 raise
 
-    def __enter__(self) -> AuditStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
-        return f"AuditStore({_mask(self.url)!r})"
+        return f"SqlAuditStore({_mask(self.url)!r})"
 
     @property
     def dialect(self) -> str:
@@ -511,17 +418,9 @@ class AuditStore:
         with self._reading() as conn:
             return [self._trajectory(r) for r in conn.execute(q)]
 
-    def add_review(self, review: Review) -> None:
-        """Record a review, chained after the last record of its trajectory (reviews never replace one another)."""
-        content = review.model_dump(mode="json")
-        prev = self.chain_tail(review.trajectory_id)
-        self.write([{"type": "review", **content, "prev_hash": prev, "hash": link(prev, review_content(content))}])
-
-    def _chain_records(self, trajectory_id: str) -> list[tuple[str, str | None, str | None, dict[str, Any]]]:
-        found = self.get_trajectory(trajectory_id)
-        steps = found[1] if found else []
+    def _hashes(self, trajectory_id: str) -> tuple[dict[str, tuple[str | None, str | None]], dict[str, Any]]:
         with self._reading() as conn:
-            hashes = {
+            steps = {
                 r.id: (r.prev_hash, r.hash)
                 for r in conn.execute(
                     select(t.steps.c.id, t.steps.c.prev_hash, t.steps.c.hash).where(
@@ -529,7 +428,7 @@ class AuditStore:
                     )
                 )
             }
-            review_hashes = {
+            reviews = {
                 r.id: (r.prev_hash, r.hash)
                 for r in conn.execute(
                     select(t.reviews.c.id, t.reviews.c.prev_hash, t.reviews.c.hash).where(
@@ -537,29 +436,7 @@ class AuditStore:
                     )
                 )
             }
-        records: list[tuple[str, str | None, str | None, dict[str, Any]]] = []
-        for s in steps:
-            prev, stored = hashes.get(s.id, (None, None))
-            records.append(
-                (
-                    f"step {s.index} ({s.id})",
-                    prev,
-                    stored,
-                    step_content(s.verdict_record(), s.step.model_dump(mode="json")),
-                )
-            )
-        for review in self.list_reviews(trajectory_id=trajectory_id):
-            prev, stored = review_hashes.get(review.id, (None, None))
-            records.append((f"review {review.id}", prev, stored, review_content(review.model_dump(mode="json"))))
-        return records
-
-    def chain_tail(self, trajectory_id: str) -> str:
-        """The hash of the last record of a trajectory's chain (where the next record links)."""
-        by_prev = {prev: stored for _, prev, stored, _ in self._chain_records(trajectory_id) if stored and prev}
-        current = genesis(trajectory_id)
-        while current in by_prev:
-            current = by_prev.pop(current)
-        return current
+        return steps, reviews
 
     def trajectory_ids(self) -> list[str]:
         """Every trajectory id the store knows of (from trajectories, steps and reviews), sorted."""
@@ -569,37 +446,6 @@ class AuditStore:
                 | {r[0] for r in conn.execute(select(t.steps.c.trajectory_id).distinct())}
                 | {r[0] for r in conn.execute(select(t.reviews.c.trajectory_id).distinct())}
             )
-
-    def checkpoint(self) -> dict[str, Any]:
-        """An anchor to keep outside the database: see :mod:`overseer.store._checkpoint`."""
-        from overseer.store._checkpoint import checkpoint
-
-        return checkpoint(self)
-
-    def verify_checkpoint(self, cp: dict[str, Any], root: str | None = None) -> list[ChainProblem]:
-        """What the store no longer holds of what checkpoint ``cp`` saw (empty: all of it, unchanged)."""
-        from overseer.store._checkpoint import verify_checkpoint
-
-        return verify_checkpoint(self, cp, root)
-
-    def verify(self, trajectory_id: str | None = None) -> tuple[int, list[ChainProblem]]:
-        """Check the hash chains (of one trajectory, or of all): how many records were checked, and the problems."""
-        with self._reading() as conn:
-            ids = (
-                [trajectory_id]
-                if trajectory_id
-                else sorted(
-                    {r[0] for r in conn.execute(select(t.steps.c.trajectory_id).distinct())}
-                    | {r[0] for r in conn.execute(select(t.reviews.c.trajectory_id).distinct())}
-                )
-            )
-        checked = 0
-        problems: list[ChainProblem] = []
-        for tid in ids:
-            records = self._chain_records(tid)
-            checked += sum(1 for r in records if r[2] is not None)
-            problems.extend(walk(tid, records))
-        return checked, problems
 
     def list_reviews(self, *, step_id: str | None = None, trajectory_id: str | None = None) -> list[Review]:
         """Reviews, oldest first, of one step or one trajectory (or all)."""

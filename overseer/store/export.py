@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from overseer.exceptions import ConfigError, MissingDependencyError
-from overseer.store._store import AuditStore, StoredStep, StoredTrajectory
+from overseer.store._contract import AuditStore, StoredStep, StoredTrajectory
 
 __all__ = ["EXPORT_COLUMNS", "FORMATS", "export_rows", "render_export", "step_json", "trajectory_json", "write_export"]
 
