@@ -175,6 +175,37 @@ class Telemetry:
         enforced: bool = True,
     ) -> None:
         now = time.time_ns()
+        step_json = step_json if step_json is not None else step.model_dump_json()
+        attributes = self._step_attributes(step, verdict, step_json, args_json, agent, chain)
+        attributes[sc.LATENCY_MS] = (now - started_ns) / 1e6
+        attributes.update(self._guardrail(step, verdict, scores, enforced))
+        if trajectory is not None:
+            task, metadata = trajectory
+            attributes[sc.TRAJECTORY_TASK] = task
+            attributes[sc.TRAJECTORY_META] = json.dumps(dict(metadata), default=str)
+            attributes[sc.TRAJECTORY_STARTED] = started_ns
+        span = self.tracer.start_span(
+            "run_guardrail overseer",
+            context=trace.set_span_in_context(parent),
+            attributes=attributes,
+            start_time=started_ns,
+        )
+        for score in scores.values():
+            span.add_event(sc.EVALUATION_EVENT, _evaluation(score), timestamp=now)
+        if enforced and (verdict.action in ("block", "resample") or verdict.halt):
+            span.set_status(Status(StatusCode.ERROR, "halted" if verdict.halt else f"{verdict.kind} blocked"))
+        span.end(end_time=now)
+
+    @staticmethod
+    def _step_attributes(
+        step: Step,
+        verdict: Verdict,
+        step_json: str,
+        args_json: str | None,
+        agent: str | None,
+        chain: tuple[str, str] | None,
+    ) -> dict[str, Any]:
+        """What the audit store reads of a decided step (``overseer.*``), with the GenAI tool attributes."""
         attributes: dict[str, Any] = {
             sc.RECORD: "step",
             sc.CONVERSATION_ID: verdict.trajectory_id,
@@ -182,15 +213,16 @@ class Telemetry:
             sc.STEP_ID: step.id,
             sc.STEP_INDEX: verdict.index,
             sc.STEP_KIND: step.kind,
-            sc.STEP_JSON: step_json if step_json is not None else step.model_dump_json(),
+            sc.STEP_JSON: step_json,
             sc.VERDICT_ACTION: verdict.action,
             sc.VERDICT_REASON: verdict.reason,
             sc.VERDICT_HALT: verdict.halt,
-            **({sc.VERDICT_SPANS: json.dumps([list(s) for s in verdict.spans])} if verdict.spans is not None else {}),
             sc.POLICY: verdict.policy,
             sc.SCORER: verdict.scorer,
-            sc.LATENCY_MS: (now - started_ns) / 1e6,
+            sc.INPUT_VALUE: step_json,
         }
+        if verdict.spans is not None:
+            attributes[sc.VERDICT_SPANS] = json.dumps([list(s) for s in verdict.spans])
         if chain is not None:
             attributes[sc.CHAIN_PREV], attributes[sc.CHAIN_HASH] = chain
         if verdict.rule is not None:
@@ -205,33 +237,9 @@ class Telemetry:
             attributes[sc.TOOL_CALL_ID] = verdict.call_id
         if isinstance(step, ToolCall):
             attributes[sc.TOOL_CALL_ARGUMENTS] = args_json if args_json is not None else step.args_json()
-        attributes.update(self._guardrail(step, verdict, scores, enforced))
-        attributes[sc.INPUT_VALUE] = step_json if step_json is not None else step.model_dump_json()
         if verdict.sanitized is not None:
             attributes[sc.OUTPUT_VALUE] = verdict.sanitized
-        name = "run_guardrail overseer"
-        if trajectory is not None:
-            task, metadata = trajectory
-            attributes[sc.TRAJECTORY_TASK] = task
-            attributes[sc.TRAJECTORY_META] = json.dumps(dict(metadata), default=str)
-            attributes[sc.TRAJECTORY_STARTED] = started_ns
-        span = self.tracer.start_span(
-            name, context=trace.set_span_in_context(parent), attributes=attributes, start_time=started_ns
-        )
-        for score in scores.values():
-            event: dict[str, Any] = {
-                sc.EVALUATION_NAME: score.name,
-                sc.EVALUATION_SCORE: score.value,
-                sc.SCORER: score.scorer,
-            }
-            if score.label is not None:
-                event[sc.EVALUATION_LABEL] = score.label
-            if score.explanation is not None:
-                event[sc.EVALUATION_EXPLANATION] = score.explanation
-            span.add_event(sc.EVALUATION_EVENT, event, timestamp=now)
-        if enforced and (verdict.action in ("block", "resample") or verdict.halt):
-            span.set_status(Status(StatusCode.ERROR, "halted" if verdict.halt else f"{verdict.kind} blocked"))
-        span.end(end_time=now)
+        return attributes
 
     @staticmethod
     def _guardrail(step: Step, verdict: Verdict, scores: Mapping[str, Score], enforced: bool) -> dict[str, Any]:
@@ -343,3 +351,13 @@ class Telemetry:
         self.provider.shutdown()
         if self.store is not None:
             self.store.close()
+
+
+def _evaluation(score: Score) -> dict[str, Any]:
+    """A score as the attributes of a ``gen_ai.evaluation.result`` event."""
+    event: dict[str, Any] = {sc.EVALUATION_NAME: score.name, sc.EVALUATION_SCORE: score.value, sc.SCORER: score.scorer}
+    if score.label is not None:
+        event[sc.EVALUATION_LABEL] = score.label
+    if score.explanation is not None:
+        event[sc.EVALUATION_EXPLANATION] = score.explanation
+    return event

@@ -13,13 +13,13 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from overseer import AuditStore, Overseer, Plan, Telemetry, ToolCall
-from overseer.store import AuditExporter, AuditSpanProcessor, SpillQueue
+from overseer.store import AuditExporter, AuditSpanProcessor, SpillQueue, SqlAuditStore
 from overseer.testing import ConstantScorer
 
 POLICY = {"name": "p", "rules": []}
 
 
-class FlakyStore(AuditStore):
+class FlakyStore(SqlAuditStore):
     """A real store whose writes fail while ``down`` is set, and that can be slowed down."""
 
     down = False
@@ -82,8 +82,8 @@ import json
 import os
 from overseer import AuditStore, Overseer, Plan, Telemetry
 from overseer.testing import ConstantScorer
-from overseer.store import SpillQueue
-class Down(AuditStore):
+from overseer.store import SpillQueue, SqlAuditStore
+class Down(SqlAuditStore):
     def write(self, records):
         raise OSError("disk unplugged")
 telemetry = Telemetry(store=Down({url!r}), spill_dir={str(tmp_path / "spill")!r})
@@ -182,9 +182,10 @@ for i in range(40):
 KILLED = """
 import os, signal, sys, time
 from overseer import AuditStore, Overseer, Plan, Telemetry, ToolCall
+from overseer.store import SqlAuditStore
 from overseer.testing import ConstantScorer
 
-class Slow(AuditStore):
+class Slow(SqlAuditStore):
     def write(self, records):
         time.sleep(float(sys.argv[3]))
         super().write(records)
@@ -326,7 +327,7 @@ def test_hostile_steps_never_fail_the_agent_and_are_recorded(store_url: str, ope
 def test_a_record_the_store_refuses_is_set_aside_not_replayed_forever(tmp_path: Path, open_store: Any) -> None:
     from sqlalchemy.exc import DataError
 
-    class Picky(AuditStore):
+    class Picky(SqlAuditStore):
         def write(self, records: Any) -> None:
             if any("poison" in json.dumps(r, default=str) for r in records):
                 raise DataError("INSERT", {}, ValueError("invalid byte sequence"))

@@ -7,6 +7,7 @@ import logging
 import click
 
 from overseer._version import __version__
+from overseer.cli import _audit_checks  # noqa: F401  (registers audit checkpoint, verify, rescore, report)
 from overseer.cli._audit import audit_group
 from overseer.cli._bench import bench_group
 from overseer.cli._demo import demo

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
 from overseer.exceptions import ConfigError, PolicyError
 from overseer.policy._model import (
@@ -60,7 +60,7 @@ class Policy(BaseModel):
     extends: str | None = None
     """A shipped policy (``default``, ``strict``, ``permissive``) or a file, relative to this one, to build on.
     This policy's keys replace the base's; its rules come first, and replace base rules of the same name."""
-    scorers: dict[str, ScorerSpec] = Field(default_factory=_default_scorers)
+    scorers: dict[str, SerializeAsAny[ScorerSpec]] = Field(default_factory=_default_scorers)
     """The scorers, by name. All run concurrently on every step."""
     scorer_timeout_s: float = Field(default=10.0, gt=0.0)
     """How long a scorer may take on one step before it counts as failed."""

@@ -282,7 +282,9 @@ def load_step_model(
             tokenizer = _tokenizer(where, kwargs)
         except (OSError, ValueError) as err:
             hint = "" if local else " (not in the local Hugging Face cache; set allow_download: true to fetch it)"
-            raise ConfigError(f"cannot load PRM {model!r}{hint}: {str(err).splitlines()[0]}") from None
+            raise ConfigError(
+                f"cannot load PRM {model!r}{hint}: {(str(err).splitlines() or [type(err).__name__])[0]}"
+            ) from None
         extra: dict[str, Any] = dict(getattr(config, "overseer", None) or {})
         fmt = format if format != "auto" else extra.get("format") or _guess_format(config)
         if fmt not in FORMAT_TAGS:
@@ -299,7 +301,9 @@ def load_step_model(
             else:
                 loaded = loader.from_pretrained(where, dtype=dtype, **kwargs).to(target).eval()
         except (OSError, ValueError) as err:
-            raise ConfigError(f"cannot load PRM {model!r} as {fmt}: {str(err).splitlines()[0]}") from None
+            raise ConfigError(
+                f"cannot load PRM {model!r} as {fmt}: {(str(err).splitlines() or [type(err).__name__])[0]}"
+            ) from None
         render_config = RenderConfig(
             step_tag=step_tag or extra.get("step_tag") or FORMAT_TAGS[fmt],
             **{

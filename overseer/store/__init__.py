@@ -13,10 +13,11 @@ from overseer.store._contract import (
     StoredTrajectory,
     default_store_url,
 )
-from overseer.store._durable import AuditExporter, AuditSpanProcessor, SpillQueue, default_spill_dir
+from overseer.store._durable import AuditExporter, AuditSpanProcessor
 from overseer.store._memory import MemoryAuditStore
 from overseer.store._pins import ToolPin
 from overseer.store._records import span_to_record
+from overseer.store._spill import SpillQueue, default_spill_dir
 from overseer.store._store import SqlAuditStore
 
 __all__ = [

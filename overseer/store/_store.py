@@ -22,6 +22,7 @@ from overseer.store import _pins
 from overseer.store import _schema as t
 from overseer.store._contract import AuditStore, StoredScore, StoredStep, StoredTrajectory, default_store_url
 from overseer.store._pins import ToolPin
+from overseer.store._rows import rows
 
 __all__ = ["SqlAuditStore"]
 
@@ -159,94 +160,7 @@ class SqlAuditStore(AuditStore):
         """
         if not self.migrated:
             self.migrate()
-        steps: list[dict[str, Any]] = []
-        scores: list[dict[str, Any]] = []
-        started: list[dict[str, Any]] = []
-        ended: list[dict[str, Any]] = []
-        reviews: list[dict[str, Any]] = []
-        for r in records:
-            if r.get("type") == "step":
-                steps.append(
-                    {
-                        "id": r["id"],
-                        "trajectory_id": r["trajectory_id"],
-                        "idx": r["idx"],
-                        "kind": r["kind"],
-                        "tool": r.get("tool"),
-                        "call_id": r.get("call_id"),
-                        "action": r["action"],
-                        "rule": r.get("rule"),
-                        "reason": r.get("reason", ""),
-                        "policy": r.get("policy", ""),
-                        "scorer": r.get("scorer", ""),
-                        "halt": bool(r.get("halt")),
-                        "agent": r.get("agent"),
-                        "step": r.get("step", {}),
-                        "errors": r.get("errors"),
-                        "spans": r.get("spans"),
-                        "created_at": _from_ns(r.get("created_at_ns")) or datetime.now(UTC),
-                        "latency_ms": r.get("latency_ms"),
-                        "trace_id": r.get("trace_id"),
-                        "span_id": r.get("span_id"),
-                        "prev_hash": r.get("prev_hash"),
-                        "hash": r.get("hash"),
-                    }
-                )
-                scores.extend({"step_id": r["id"], **s} for s in r.get("scores", ()))
-                if "trajectory" in r:
-                    info = r["trajectory"]
-                    meta = info.get("meta") or {}
-                    started.append(
-                        {
-                            "id": r["trajectory_id"],
-                            "task": info.get("task"),
-                            "agent": r.get("agent"),
-                            "model": meta.get("model"),
-                            "meta": meta,
-                            "status": "running",
-                            "policy": r.get("policy"),
-                            "started_at": _from_ns(info.get("started_at_ns")),
-                            "trace_id": r.get("trace_id"),
-                        }
-                    )
-            elif r.get("type") == "review":
-                reviews.append(
-                    {
-                        "id": r["id"],
-                        "step_id": r["step_id"],
-                        "trajectory_id": r["trajectory_id"],
-                        "idx": r["index"],
-                        "reviewer": r["reviewer"],
-                        "reviewer_kind": r.get("reviewer_kind", "human"),
-                        "label": r["label"],
-                        "comment": r.get("comment"),
-                        "edited": r.get("edited"),
-                        "created_at": datetime.fromisoformat(r["at"])
-                        if isinstance(r.get("at"), str)
-                        else datetime.now(UTC),
-                        "prev_hash": r.get("prev_hash"),
-                        "hash": r.get("hash"),
-                    }
-                )
-            elif r.get("type") == "trajectory":
-                ended.append(
-                    {
-                        "id": r["id"],
-                        "task": r.get("task"),
-                        "agent": r.get("agent"),
-                        "model": r.get("model"),
-                        "meta": r.get("meta"),
-                        "status": r.get("status", "completed"),
-                        "policy": r.get("policy"),
-                        "started_at": _from_ns(r.get("started_at_ns")),
-                        "ended_at": _from_ns(r.get("ended_at_ns")),
-                        "n_steps": r.get("n_steps"),
-                        "n_blocked": r.get("n_blocked"),
-                        "n_flagged": r.get("n_flagged"),
-                        "n_escalated": r.get("n_escalated"),
-                        "trace_id": r.get("trace_id"),
-                    }
-                )
+        steps, scores, started, reviews, ended = rows(records)
         insert = self._insert
         with self.engine.begin() as conn:
             if steps:
