@@ -246,3 +246,21 @@ def test_an_optional_scorer_that_cannot_load_is_left_out_with_a_warning(
     assert verdict.action == "allow" and "prm" not in verdict.scores
     assert any(name.startswith("rules.") for name in verdict.scores)  # the rules scorer still runs
     assert "scorer 'prm' left out" in caplog.text
+
+
+def test_model_threads_set_their_own_torch_threads_and_leave_the_callers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each model runs on a thread of its own whose torch intra-op threads are its share of the cores."""
+    torch = pytest.importorskip("torch")
+    from overseer._threads import model_executor, model_threads
+
+    monkeypatch.setenv("OVERSEER_TORCH_THREADS", "3")
+    assert model_threads() == 3
+    before = torch.get_num_threads()
+    executor = model_executor("test-model")
+    try:
+        assert executor.submit(torch.get_num_threads).result() == 3
+    finally:
+        executor.shutdown()
+    assert torch.get_num_threads() == before
+    monkeypatch.setenv("OVERSEER_TORCH_THREADS", "not a number")
+    assert model_threads() >= 1

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from overseer._threads import model_executor
 from overseer.scorers import BaseScorer, ScoreRequest
 from overseer.steps import Observation, Score
 
@@ -32,6 +33,7 @@ class DetectorScorer(BaseScorer):
         self.name = name
         self.max_chars = max_chars
         self.version = f"minilm-tagger@{model.digest}"
+        self._executor = model_executor("overseer-detector")
 
     def _score(self, text: str, detection: Any) -> Score:
         value = round(1.0 - float(detection.score), 6)
@@ -69,10 +71,15 @@ class DetectorScorer(BaseScorer):
             if len(text) <= self.max_chars and text.strip()
         ]
         if todo:
-            found = await asyncio.to_thread(self._detect, [text for _, text in todo])
+            texts = [text for _, text in todo]
+            found = await asyncio.get_running_loop().run_in_executor(self._executor, self._detect, texts)
             for (i, text), detection in zip(todo, found, strict=True):
                 out[i][self.name] = self._score(text, detection)
         return out
+
+    async def aclose(self) -> None:
+        """Stop the model's thread."""
+        self._executor.shutdown(wait=False)
 
 
 def build_scorer(name: str, spec: Any) -> DetectorScorer:

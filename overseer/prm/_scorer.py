@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from overseer._threads import model_executor
 from overseer.exceptions import ConfigError
 from overseer.prm._model import StepModel, load_step_model
 from overseer.prm._render import RenderConfig, Renderer, Segment
@@ -139,7 +140,7 @@ class PrmScorer(BaseScorer):
         """Whether a batch's incremental steps run as one padded pass (default: on a GPU only)."""
         self._states: dict[str, _State] = {}
         self._segments: dict[str, dict[str, Segment]] = {}
-        self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="overseer-prm")
+        self._executor = model_executor("overseer-prm")
         self._batcher: MicroBatcher[ScoreRequest, dict[str, Score]] = MicroBatcher(
             self._run_batch, batch_size, max_wait_ms / 1000, self._executor
         )

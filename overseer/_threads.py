@@ -1,0 +1,38 @@
+"""The threads the models run on: one per model, each with its own share of the CPU's cores.
+
+The shipped policy runs two models on every observation (the detector and the PRM), concurrently, each on a
+thread of its own. Left alone, each would start torch's intra-op threads for every core, and on a small CPU the
+two would fight over the same cores. Measured on the 2-core development machine (default policy, the PRM bench's
+50-step trajectory, 3 interleaved runs each): an observation step took p50 44-49 ms with two torch threads per
+model and 35-38 ms with one; a tool call (the PRM alone) 21 ms either way, give or take one. So a model thread
+sets its own torch thread count when it starts: ``$OVERSEER_TORCH_THREADS`` when set, else half the cores (at least
+one). The setting is made on overseer's model threads only; the caller's threads keep theirs.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+
+__all__ = ["model_executor", "model_threads"]
+
+
+def model_threads() -> int:
+    """How many torch intra-op threads each model thread uses."""
+    given = os.environ.get("OVERSEER_TORCH_THREADS", "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    return max(1, (os.cpu_count() or 1) // 2)
+
+
+def _init() -> None:
+    try:
+        import torch
+    except ImportError:  # a scorer without torch has nothing to set
+        return
+    torch.set_num_threads(model_threads())
+
+
+def model_executor(name: str) -> concurrent.futures.ThreadPoolExecutor:
+    """A one-thread executor for one model, its torch threads set when the thread starts."""
+    return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=name, initializer=_init)
