@@ -71,6 +71,11 @@ def test_writes_are_idempotent_and_read_back(store_url: str, open_store: Any) ->
     assert [s.index for s in steps] == [0, 1]
     assert isinstance(steps[1].step, ToolCall) and steps[1].step.args == {"n": 1}
     assert steps[1].verdict_record()["scores"] == {"prm": pytest.approx(0.1)}
+    verdict = steps[1].verdict  # typed records: the Verdict, the Step and the Scores as the pipeline made them
+    assert (verdict.action, verdict.rule, verdict.kind, verdict.step_id) == ("block", "r1", "tool_call", "t1-s1")
+    assert steps[1].scores[0].to_score().model_dump() == {
+        "name": "prm", "value": pytest.approx(0.1), "scorer": "m@1", "label": None, "explanation": "x", "spans": None,
+    }  # fmt: skip
     assert steps[1].created_at.tzinfo is not None
     # a trajectory that ends later is updated in place
     store.write(

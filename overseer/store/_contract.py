@@ -6,7 +6,8 @@ name, so this module imports none of them. Every backend passes the same conform
 (``tests/test_store_conformance.py``).
 
 Writes take audit records (the dicts :func:`overseer.store.span_to_record` makes from spans); reads give typed
-records: :class:`StoredStep` (the :class:`~overseer.steps.Step` itself, its verdict and its scores),
+records: :class:`StoredStep` (the :class:`~overseer.steps.Step` itself, its :class:`~overseer.Verdict` as
+``.verdict``, its scores, each ``.to_score()`` a :class:`~overseer.steps.Score`),
 :class:`StoredTrajectory`, :class:`~overseer.steps.Review` and :class:`ToolPin`.
 """
 
@@ -17,11 +18,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from overseer.steps import Review, Step
+from overseer.steps import Review, Score, Step
 from overseer.store._chain import ChainProblem, genesis, link, review_content, step_content, walk
 from overseer.store._pins import ToolPin
+from overseer.verdict import Action, Verdict
 
 __all__ = [
     "DEFAULT_STORE_URL",
@@ -58,6 +60,12 @@ class StoredScore:
     label: str | None = None
     explanation: str | None = None
 
+    def to_score(self) -> Score:
+        """The score as the pipeline speaks it."""
+        return Score(
+            name=self.name, value=self.value, scorer=self.scorer, label=self.label, explanation=self.explanation
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class StoredStep:
@@ -83,6 +91,27 @@ class StoredStep:
     scores: tuple[StoredScore, ...] = ()
     spans: tuple[tuple[int, int], ...] | None = None
     """For ``sanitize``: the character spans removed before the model read the observation."""
+
+    @property
+    def verdict(self) -> Verdict:
+        """The step's verdict as recorded (the reason as stored: masked where the policy redacts)."""
+        return Verdict(
+            trajectory_id=self.trajectory_id,
+            index=self.index,
+            step_id=self.id,
+            kind=self.step.kind,
+            tool=self.tool,
+            call_id=self.call_id,
+            scores={s.name: s.value for s in self.scores},
+            action=cast(Action, self.action),
+            rule=self.rule,
+            reason=self.reason,
+            policy=self.policy,
+            scorer=self.scorer,
+            halt=self.halt,
+            errors=dict(self.errors or {}),
+            spans=self.spans,
+        )
 
     def verdict_record(self) -> dict[str, Any]:
         """The step's verdict in the JSON Lines format of ``overseer score``."""
