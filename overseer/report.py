@@ -62,8 +62,20 @@ def _bin(span: timedelta) -> tuple[timedelta, str]:
     return timedelta(days=30), "%Y-%m"
 
 
-def rates_over_time(steps: Sequence[StoredStep]) -> str | None:
-    """PNG: the share of steps blocked and flagged per time bin."""
+def _legend_outside(ax: Any) -> None:
+    """The legend to the right of the plot, never over the data."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+
+
+def _whole_numbers(axis: Any) -> None:
+    """Ticks at whole numbers only (steps and counts have no fractions)."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def rates_figure(steps: Sequence[StoredStep]) -> Any:
+    """The share of steps blocked and flagged per time bin (y from zero), or None without steps."""
     if not steps:
         return None
     first = min(s.created_at for s in steps)
@@ -75,21 +87,31 @@ def rates_over_time(steps: Sequence[StoredStep]) -> str | None:
     keys = sorted(bins)
     fig = _figure(8, 3)
     ax = fig.subplots()
+    top = 0.0
     for action in ("block", "flag", "escalate"):
         ys = [100 * bins[k][action] / sum(bins[k].values()) for k in keys]
         if any(ys):
             ax.plot(keys, ys, marker="o", color=COLORS[action], label=f"{action}ed" if action != "flag" else "flagged")
+            top = max(top, *ys)
     ax.set_ylabel("% of steps")
+    ax.set_ylim(0, min(100.0, max(5.0, top * 1.15)))
     ax.set_xticks(keys[:: max(1, len(keys) // 8)])
     ax.set_xticklabels([(first + k * width).strftime(fmt) for k in keys[:: max(1, len(keys) // 8)]], fontsize=8)
     ax.set_title(f"Blocked and flagged steps over time (bins of {width})")
-    ax.legend(loc="upper right", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        _legend_outside(ax)
     ax.grid(alpha=0.3)
-    return _png(fig)
+    return fig
 
 
-def by_rule(steps: Sequence[StoredStep], top: int = 15) -> str | None:
-    """PNG: how many steps each rule flagged, blocked, escalated or resampled."""
+def rates_over_time(steps: Sequence[StoredStep]) -> str | None:
+    """PNG: the share of steps blocked and flagged per time bin."""
+    fig = rates_figure(steps)
+    return None if fig is None else _png(fig)
+
+
+def rules_figure(steps: Sequence[StoredStep], top: int = 15) -> Any:
+    """How many steps each rule flagged, blocked, escalated or resampled (whole counts), or None."""
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for s in steps:
         if s.action in NOT_ALLOWED:
@@ -106,18 +128,25 @@ def by_rule(steps: Sequence[StoredStep], top: int = 15) -> str | None:
             ax.barh(rules, values, left=left, color=COLORS[action], label=action)
             left = [a + b for a, b in zip(left, values, strict=True)]
     ax.set_xlabel("steps")
+    _whole_numbers(ax.xaxis)
     ax.set_title("Decisions by rule")
-    ax.legend(fontsize=8)
+    _legend_outside(ax)
     ax.tick_params(axis="y", labelsize=8)
-    return _png(fig)
+    return fig
 
 
-def score_curve(trajectory_id: str, steps: Sequence[StoredStep]) -> str | None:
-    """PNG: every score of a trajectory per step, with the steps that were not allowed marked."""
-    series: dict[str, list[tuple[int, float]]] = defaultdict(list)
+def by_rule(steps: Sequence[StoredStep], top: int = 15) -> str | None:
+    """PNG: how many steps each rule flagged, blocked, escalated or resampled."""
+    fig = rules_figure(steps, top)
+    return None if fig is None else _png(fig)
+
+
+def curve_figure(trajectory_id: str, steps: Sequence[StoredStep]) -> Any:
+    """Every score of a trajectory per step, lines only between adjacent steps that have it; or None."""
+    series: dict[str, dict[int, float]] = defaultdict(dict)
     for s in steps:
         for sc in s.scores:
-            series[sc.name].append((s.index, sc.value))
+            series[sc.name][s.index] = sc.value
     if not series:
         return None
     fig = _figure(8, 2.6)
@@ -125,16 +154,25 @@ def score_curve(trajectory_id: str, steps: Sequence[StoredStep]) -> str | None:
     for s in steps:
         if s.action in NOT_ALLOWED:
             ax.axvline(s.index, color=COLORS[s.action], alpha=0.35, linewidth=3)
-    for name, points in sorted(series.items()):
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=name)
+    for name, values in sorted(series.items()):
+        xs = list(range(min(values), max(values) + 1))
+        ys = [values.get(i, float("nan")) for i in xs]  # a gap where the step has no such score: no line across it
+        ax.plot(xs, ys, marker="o", markersize=3, label=name)
     ax.axhline(0.5, color="#999", linestyle="--", linewidth=1)
     ax.set_ylim(-0.05, 1.05)
     ax.set_xlabel("step")
+    _whole_numbers(ax.xaxis)
     ax.set_ylabel("score")
     ax.set_title(trajectory_id[:80], fontsize=9)
-    ax.legend(fontsize=7, loc="lower left", ncol=3)
+    _legend_outside(ax)
     ax.grid(alpha=0.3)
-    return _png(fig)
+    return fig
+
+
+def score_curve(trajectory_id: str, steps: Sequence[StoredStep]) -> str | None:
+    """PNG: every score of a trajectory per step, with the steps that were not allowed marked."""
+    fig = curve_figure(trajectory_id, steps)
+    return None if fig is None else _png(fig)
 
 
 def build_report(

@@ -76,3 +76,38 @@ def test_hostile_text_reaches_the_terminal_as_text(tmp_path: Path) -> None:
         assert "\N{REPLACEMENT CHARACTER}" in out
     result = CliRunner(env={"COLUMNS": "400"}).invoke(cli, ["audit", "show", "hostile\x1b[0m", "--store", url])
     assert "[bold red]fake[/]" in result.output  # rich markup printed as it is, not interpreted
+
+
+def test_charts_are_honest(tmp_path: Path) -> None:
+    """Axes from zero, whole-number steps and counts, legends beside the data, no line across a missing score."""
+    import math
+
+    from overseer import AuditStore
+    from overseer.report import curve_figure, rates_figure, rules_figure
+    from overseer.testing import FunctionScorer
+
+    def scores(request: object) -> dict[str, float]:
+        step = request.step  # type: ignore[attr-defined]
+        return {"prm": 0.2, "inj": 0.1} if step.kind == "observation" else {"prm": 0.9}
+
+    policy = {"name": "p", "rules": [{"name": "low", "when": {"score": {"inj": {"below": 0.5}}}, "action": "flag"}]}
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    with Overseer(policy, scorers=[FunctionScorer(scores)], store=url) as ov, ov.trajectory("t", id="r") as run:
+        for i in range(4):
+            run.judge(ToolCall(tool="read", args={"i": i}, call_id=f"c{i}"))
+            run.judge(Observation(tool="read", call_id=f"c{i}", content="ok"))
+    with AuditStore(url) as store:
+        steps = store.list_steps(limit=None)
+    for fig in (rates_figure(steps), rules_figure(steps), curve_figure("r", steps)):
+        ax = fig.axes[0]
+        fig.canvas.draw()
+        box = ax.get_window_extent()
+        assert ax.get_legend().get_window_extent().x0 >= box.x1  # the legend is right of the plot, not over it
+    assert rates_figure(steps).axes[0].get_ylim()[0] == 0  # a rate axis starts at zero
+    counts = rules_figure(steps).axes[0].get_xticks()
+    assert all(float(t).is_integer() for t in counts)  # 4 flagged steps: no ticks of 0.25
+    ax = curve_figure("r", steps).axes[0]
+    assert all(float(t).is_integer() for t in ax.get_xticks())
+    inj = next(line for line in ax.get_lines() if line.get_label() == "inj")
+    ys = list(inj.get_ydata())
+    assert [math.isnan(y) for y in ys] == [False, True, False, True, False, True, False]  # steps 1,3,5,7 only

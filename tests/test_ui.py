@@ -244,3 +244,36 @@ def test_a_replayed_run_says_its_verdicts_were_not_applied(store: AuditStore, tm
     assert re.search(r"3 step\(s\): 1 blocked, \d+ flagged, 0 escalated", replayed)
     enforced = client.get("/t/clean").text
     assert "not applied" not in enforced and "1 step(s): 0 blocked" in enforced
+
+
+def test_the_score_curve_draws_a_score_only_where_it_exists(tmp_path: Path) -> None:
+    """A score some steps lack (the injection check is for observations only) is dots, never a line across them."""
+    from xml.etree import ElementTree
+
+    from overseer.testing import FunctionScorer
+
+    def scores(request: object) -> dict[str, float]:
+        step = request.step  # type: ignore[attr-defined]
+        out = {"prm": 0.9 if step.kind != "tool_call" else 0.2}
+        if step.kind == "observation":
+            out["inj"] = 0.1
+        return out
+
+    url = f"sqlite:///{tmp_path / 'audit.db'}"
+    with Overseer({"name": "p"}, scorers=[FunctionScorer(scores)], store=url) as ov, ov.trajectory("t", id="c") as run:
+        for i in range(3):
+            run.judge(ToolCall(tool="read", args={"i": i}, call_id=f"r{i}"))
+            run.judge(Observation(tool="read", call_id=f"r{i}", content="ok"))
+    with AuditStore(url) as store:
+        html = TestClient(create_app(store), base_url="http://127.0.0.1:8765").get("/t/c").text
+    svg = ElementTree.fromstring(html[html.index("<svg") : html.index("</svg>") + 6])
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    series = {g.get("data-score"): g for g in svg.iterfind("s:g[@class='series']", ns)}
+    assert set(series) == {"inj", "prm"}
+    assert series["inj"].findall("s:polyline", ns) == []  # steps 1, 3, 5: never adjacent, never joined
+    assert len(series["inj"].findall("s:circle", ns)) == 3
+    assert len(series["prm"].findall("s:circle", ns)) == 6 and len(series["prm"].findall("s:polyline", ns)) == 1
+    ticks = [t.text for t in svg.iterfind("s:text[@class='tick']", ns)]
+    assert ticks == ["0", "1", "2", "3", "4", "5"]  # whole step numbers on the x axis
+    bottom = max(float(c.get("cy", 0)) for c in svg.iterfind(".//s:circle", ns))
+    assert all(float(t.get("y", 0)) > bottom for t in svg.iterfind(".//s:text[@class='legend']", ns))  # under the plot

@@ -60,35 +60,60 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _curve(steps: Sequence[StoredStep], width: int = 720, height: int = 160) -> dict[str, Any]:
-    """The score curve as numbers for an SVG: one polyline per score name, a marker per decided step."""
-    pad = 24
+def _curve(steps: Sequence[StoredStep], width: int = 720, plot_height: int = 160) -> dict[str, Any]:
+    """The score curve as numbers for an SVG: markers where a score exists, lines only between adjacent steps.
+
+    A score that a step did not receive (the injection check on a tool call, say) is not drawn there, so a line
+    never crosses a step where its score does not exist; the x axis is labelled with step numbers, and the legend
+    sits under the plot, not over it.
+    """
+    pad = 28
     n = max(len(steps) - 1, 1)
 
     def x(i: int) -> float:
         return round(pad + (width - 2 * pad) * i / n, 1)
 
     def y(v: float) -> float:
-        return round(pad + (height - 2 * pad) * (1.0 - min(max(v, 0.0), 1.0)), 1)
+        return round(pad + (plot_height - 2 * pad) * (1.0 - min(max(v, 0.0), 1.0)), 1)
 
-    series: dict[str, list[tuple[float, float]]] = {}
+    series: dict[str, dict[int, float]] = {}
     for step in steps:
-        for s in step.scores:
-            series.setdefault(s.name, []).append((x(step.index), y(s.value)))
+        for sc in step.scores:
+            series.setdefault(sc.name, {})[step.index] = sc.value
+    lines = []
+    for k, (name, values) in enumerate(sorted(series.items())):
+        runs: list[list[int]] = []
+        for index in sorted(values):
+            if runs and runs[-1][-1] == index - 1:
+                runs[-1].append(index)
+            else:
+                runs.append([index])
+        segments = [" ".join(f"{x(i)},{y(values[i])}" for i in run) for run in runs if len(run) > 1]
+        dots = [(x(i), y(v), i, round(v, 3)) for i, v in sorted(values.items())]
+        lines.append({"name": name, "segments": segments, "dots": dots, "color": k % 6})
+    every = max(1, -(-len(steps) // 20))  # at most about 20 labels
+    ticks = [{"x": x(s.index), "label": s.index} for s in steps if s.index % every == 0]
     markers = [{"x": x(s.index), "action": s.action, "index": s.index} for s in steps if s.action != "allow"]
-    lines = [
-        {"name": name, "points": " ".join(f"{px},{py}" for px, py in pts), "dots": pts, "color": k % 6}
-        for k, (name, pts) in enumerate(sorted(series.items()))
+    columns = 4
+    legend = [
+        {"x": pad + (i % columns) * (width - 2 * pad) // columns, "y": plot_height + 24 + 14 * (i // columns)}
+        for i in range(len(lines))
     ]
+    for line, place in zip(lines, legend, strict=True):
+        line["legend"] = place
+    height = plot_height + 30 + 14 * (-(-len(lines) // columns))
     return {
         "width": width,
         "height": height,
         "pad": pad,
         "lines": lines,
         "markers": markers,
+        "ticks": ticks,
         "y_half": y(0.5),
         "y_top": y(1.0),
         "y_bottom": y(0.0),
+        "x_left": x(0),
+        "x_right": x(n),
     }
 
 
