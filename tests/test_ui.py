@@ -277,3 +277,36 @@ def test_the_score_curve_draws_a_score_only_where_it_exists(tmp_path: Path) -> N
     assert ticks == ["0", "1", "2", "3", "4", "5"]  # whole step numbers on the x axis
     bottom = max(float(c.get("cy", 0)) for c in svg.iterfind(".//s:circle", ns))
     assert all(float(t.get("y", 0)) > bottom for t in svg.iterfind(".//s:text[@class='legend']", ns))  # under the plot
+
+
+def test_a_reviewer_sees_the_evidence_and_labels_that_fit(store: AuditStore) -> None:
+    """The hijacked run under the default policy: the removed passage marked, the step a value came from linked,
+    labels by what the policy did, allowed steps compact; the queue says whose task it was, and filters by it."""
+    client = TestClient(create_app(store), base_url="http://127.0.0.1:8765")
+    html = client.get("/t/run%2F%3C1%3E").text
+
+    def step(index: int) -> str:
+        return html.split(f'id="step-{index}"', 1)[1].split('<li id="step-', 1)[0]
+
+    observation, send, plan = step(2), step(3), step(0)
+    assert 'class="step row-sanitize"' in html and '<mark class="removed"' in observation
+    marked = observation.split('<mark class="removed"', 1)[1].split("</mark>", 1)[0]
+    assert "ignore previous instructions" in marked and "Quarterly numbers" not in marked  # only the passage
+    assert '<a class="step-ref" href="#step-2">step 2</a>' in send  # where the planted address first appeared
+    labels = re.findall(r'name="label" value="([a-z-]+)"', send)
+    assert labels == ["correct-block", "wrong-block", "good", "bad"]  # no "approve" on a block: nothing to guess
+    assert re.findall(r'name="label" value="([a-z-]+)"', plan) == ["missed", "good", "bad"]
+    classes = dict(re.findall(r'<li id="step-(\d+)" class="([^"]+)"', html))
+    assert classes["0"] == "step row-allow compact" and "compact" not in classes["3"]  # allowed steps fold away
+    assert '<details class="more" open>' in send and '<details class="more">' in plan
+    meanings = html.split('class="label-meanings"', 1)[1].split("</details>", 1)[0]
+    assert "<dt>approve</dt>" in meanings and "<dt>wrong-block</dt>" in meanings
+
+    queue = client.get("/").text
+    head = re.findall(r"<th>([^<]+)</th>", queue.split("<thead>", 1)[1].split("</thead>", 1)[0])
+    assert head[:3] == ["when (UTC)", "task", "agent"] and head[-1] == "evidence"
+    assert re.search(r'value from <a class="step-ref" href="/t/run[^"]*#step-2">step 2</a>', queue)  # not "prm 0.9"
+    assert "Summarise my inbox &lt;b&gt;now&lt;/b&gt;" in queue
+    assert "send_email" in client.get("/?q=inbox").text and "send_email" not in client.get("/?q=weather").text
+    assert "send_email" in client.get("/?tool=send_email").text and "send_email" not in client.get("/?tool=x").text
+    assert "send_email" not in client.get("/?since=2999-01-01").text

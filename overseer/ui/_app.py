@@ -16,7 +16,7 @@ import ipaddress
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -35,13 +35,13 @@ from overseer._text import printable
 from overseer.steps import REVIEW_LABELS, Review
 from overseer.store import AuditStore, StoredStep
 from overseer.store.export import FORMATS, export_rows, render_export, step_json
+from overseer.ui._views import reason_parts, step_view
 from overseer.verdict import ACTIONS
 
 __all__ = ["create_app", "is_loopback"]
 
 HERE = Path(__file__).parent
 QUEUE_ACTIONS = ("flag", "sanitize", "block", "escalate", "resample")
-LABELS = ("correct-block", "wrong-block", "missed", "good", "bad", "approve", "reject")
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -117,6 +117,17 @@ def _curve(steps: Sequence[StoredStep], width: int = 720, plot_height: int = 160
     }
 
 
+def _date(value: str | None) -> datetime | None:
+    """A ``YYYY-MM-DD`` (or ISO time) filter value as UTC, or ``None`` when absent or not a date."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
 def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = True) -> Starlette:
     """The review page over ``store``. ``token``: required from every client; ``loopback``: check Host names."""
     env = Environment(
@@ -145,15 +156,34 @@ def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = 
             limit = min(max(int(params.get("limit", "100")), 1), 1000)
         except ValueError:
             limit = 100
-        steps = store.list_steps(actions=actions, rule=rule, unreviewed=True, limit=limit)
+        since = _date(params.get("since"))
+        agent, tool, text = (params.get(k, "").strip() or None for k in ("agent", "tool", "q"))
+        tasks = {t.id: t.task or "" for t in store.list_trajectories(limit=None)}
+        steps = store.list_steps(
+            actions=actions,
+            rule=rule,
+            agent=agent,
+            tool=tool,
+            since=since,
+            unreviewed=True,
+            limit=None if text else limit,
+        )
+        if text:  # the task's text, case-insensitively
+            steps = [s for s in steps if text.casefold() in tasks.get(s.trajectory_id, "").casefold()][:limit]
         reviewed = store.list_reviews()
         return page(
             request,
             "queue.html",
             steps=steps,
+            tasks=tasks,
+            step_refs=lambda reason: [ref for _, ref in reason_parts(reason) if ref is not None],
             actions=actions,
             all_actions=QUEUE_ACTIONS,
             rule=rule or "",
+            agent=agent or "",
+            tool=tool or "",
+            q=text or "",
+            since=params.get("since", "") if since else "",
             limit=limit,
             n_reviews=len(reviewed),
             recent=sorted(reviewed, key=lambda r: r.at, reverse=True)[:10],
@@ -175,9 +205,9 @@ def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = 
             metadata=json.dumps(header.metadata, ensure_ascii=False, indent=1) if header.metadata else "",
             steps=steps,
             reviews=reviews,
-            labels=LABELS,
             meanings=REVIEW_LABELS,
             curve=_curve(steps),
+            views={s.id: step_view(s, s.id in reviews) for s in steps},
             step_text=lambda s: json.dumps(step_json(s)["step"], ensure_ascii=False, indent=1),
         )
 
