@@ -1,6 +1,7 @@
-"""The policy, and how it is loaded from YAML: validated once, with exactly where a mistake is (file, line, key path, a suggestion).
+"""The policy, and how it is loaded from YAML: validated once, saying exactly where a mistake is.
 
-The parts of a policy (rules, conditions, scorer entries, redaction) are in ``_model``.
+Errors name the file, the line, the key path and a suggestion. The parts of a policy (rules, conditions, scorer
+entries, redaction) are in ``_model``.
 """
 
 from __future__ import annotations
