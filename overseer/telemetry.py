@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry._logs import Logger
+from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -62,6 +65,9 @@ class Telemetry:
     Args:
         store: an :class:`AuditStore` or a database URL to fill; ``None`` for no audit store.
         processors: more span processors (an ``InMemorySpanExporter`` behind a ``SimpleSpanProcessor`` in tests).
+        log_processors: log record processors that get every score as a log-based ``gen_ai.evaluation.result``
+            event, parented to its decision's span (the GenAI conventions define evaluations both ways); with OTLP
+            configured, the events go over OTLP/HTTP too.
         otlp: send spans over OTLP/HTTP; by default, when the standard OTel environment variables name an endpoint.
         spill_dir: where records wait while the store is down (see :func:`overseer.store.default_spill_dir`).
     """
@@ -71,6 +77,7 @@ class Telemetry:
         *,
         store: AuditStore | str | None = None,
         processors: Sequence[SpanProcessor] = (),
+        log_processors: Sequence[LogRecordProcessor] = (),
         otlp: bool | None = None,
         spill_dir: str | Path | None = None,
         service_name: str = "overseer",
@@ -98,7 +105,16 @@ class Telemetry:
             except ImportError:
                 raise MissingDependencyError("sending spans over OTLP", "otlp") from None
             self.provider.add_span_processor(gated(BatchSpanProcessor(OTLPSpanExporter())))
+            log_processors = [*log_processors, _otlp_log_processor()]
         self.tracer = self.provider.get_tracer("overseer", __version__)
+        self.log_provider: LoggerProvider | None = None
+        self.events: Logger | None = None
+        """Where scores go as log-based events (``None``: no log processor, so none are made)."""
+        if log_processors:
+            self.log_provider = LoggerProvider(resource=resource)
+            for log_processor in log_processors:
+                self.log_provider.add_log_record_processor(log_processor)
+            self.events = self.log_provider.get_logger("overseer", __version__)
 
     @staticmethod
     def _open(url: str) -> AuditStore:
@@ -192,9 +208,21 @@ class Telemetry:
         )
         for score in scores.values():
             span.add_event(sc.EVALUATION_EVENT, _evaluation(score), timestamp=now)
+        if self.events is not None:
+            self._evaluation_events(span, scores, now)
         if enforced and (verdict.action in ("block", "resample") or verdict.halt):
             span.set_status(Status(StatusCode.ERROR, "halted" if verdict.halt else f"{verdict.kind} blocked"))
         span.end(end_time=now)
+
+    def _evaluation_events(self, span: Span, scores: Mapping[str, Score], now: int) -> None:
+        """Each score as a log-based ``gen_ai.evaluation.result`` event in the decision span's context."""
+        assert self.events is not None
+        context = trace.set_span_in_context(span)
+        for score in scores.values():
+            attributes = _evaluation(score)
+            if not self.capture_content:  # an explanation quotes the step: content, sent only when asked for
+                attributes.pop(sc.EVALUATION_EXPLANATION, None)
+            self.events.emit(event_name=sc.EVALUATION_EVENT, attributes=attributes, context=context, timestamp=now)
 
     @staticmethod
     def _step_attributes(
@@ -344,11 +372,15 @@ class Telemetry:
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until every span so far is exported (for the audit store: in the store or the spill)."""
+        if self.log_provider is not None:
+            self.log_provider.force_flush(int(timeout_s * 1000))
         return self.provider.force_flush(int(timeout_s * 1000))
 
     def shutdown(self) -> None:
         """Flush and stop every processor, then close the audit store's connections."""
         self.provider.shutdown()
+        if self.log_provider is not None:
+            self.log_provider.shutdown()
         if self.store is not None:
             self.store.close()
 
@@ -361,3 +393,12 @@ def _evaluation(score: Score) -> dict[str, Any]:
     if score.explanation is not None:
         event[sc.EVALUATION_EXPLANATION] = score.explanation
     return event
+
+
+def _otlp_log_processor() -> LogRecordProcessor:
+    """Evaluation events over OTLP/HTTP, to the endpoint the standard variables name."""
+    try:
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    except ImportError:
+        raise MissingDependencyError("sending events over OTLP", "otlp") from None
+    return BatchLogRecordProcessor(OTLPLogExporter())

@@ -129,11 +129,17 @@ def test_spans_also_go_to_an_otlp_endpoint_named_by_the_standard_variables(monke
         server.shutdown()
         server.server_close()
     assert received, "no OTLP export arrived"
-    assert all(path == "/v1/traces" for path, _ in received)
+    assert {path for path, _ in received} == {"/v1/traces", "/v1/logs"}  # spans, and scores as log-based events
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+    events = []
+    for _, body in (r for r in received if r[0] == "/v1/logs"):
+        logs = ExportLogsServiceRequest()
+        logs.ParseFromString(body)
+        events.extend(r for rl in logs.resource_logs for sl in rl.scope_logs for r in sl.log_records)
     spans = []
-    for _, body in received:
+    for _, body in (r for r in received if r[0] == "/v1/traces"):
         request = ExportTraceServiceRequest()
         request.ParseFromString(body)
         for resource in request.resource_spans:
@@ -163,6 +169,35 @@ def test_spans_also_go_to_an_otlp_endpoint_named_by_the_standard_variables(monke
             if name == "run_guardrail overseer":
                 assert {"gen_ai.guardrail.target.type", "gen_ai.guardrail.verdict.type"} <= set(a)
             assert not any("secret-query-text" in str(v) or "forty-two" in str(v) for v in a.values())  # no content
+    guardrails = {bytes(s.span_id) for s, _ in named["run_guardrail overseer"]}
+    assert events and all(e.event_name == "gen_ai.evaluation.result" for e in events)
+    assert all(bytes(e.span_id) in guardrails for e in events)  # each in its decision's span
+    names = {kv.key: kv.value for e in events for kv in e.attributes}
+    assert {"gen_ai.evaluation.name", "gen_ai.evaluation.score.value"} <= set(names)
+    assert "gen_ai.evaluation.explanation" not in names  # content stays out unless asked for
     (blocked,) = [(s, a) for s, a in named["run_guardrail overseer"] if a["gen_ai.guardrail.verdict.type"] == "deny"]
     assert blocked[1]["error.type"] == "blocked" and blocked[0].status.code == 2  # STATUS_CODE_ERROR
     assert blocked[1]["gen_ai.guardrail.security.risk.category"] == "excessive_agency"
+
+
+def test_scores_are_also_log_based_evaluation_events_with_content_on_request() -> None:
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    for capture in (False, True):
+        spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
+        telemetry = Telemetry(
+            processors=[SimpleSpanProcessor(spans)],
+            log_processors=[SimpleLogRecordProcessor(logs)],
+            capture_content=capture,
+        )
+        with Overseer("strict", telemetry=telemetry) as ov, ov.trajectory("t", id=f"ev-{capture}") as run:
+            run.judge(ToolCall(tool="shell", args={"cmd": "rm -rf /"}, call_id="c"))
+        (decision,) = [s for s in spans.get_finished_spans() if s.name == "run_guardrail overseer"]
+        records = [r.log_record for r in logs.get_finished_logs()]
+        assert records and all(r.event_name == "gen_ai.evaluation.result" for r in records)
+        assert all(r.span_id == decision.context.span_id for r in records)
+        destructive = next(r for r in records if r.attributes["gen_ai.evaluation.name"] == "rules.destructive")
+        assert destructive.attributes["gen_ai.evaluation.score.value"] == 0.0
+        assert ("gen_ai.evaluation.explanation" in destructive.attributes) is capture

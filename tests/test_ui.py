@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -170,8 +171,12 @@ def test_a_reviewer_works_through_the_queue_in_chromium(store: AuditStore, tmp_p
     try:
         wait = WebDriverWait(driver, 20)
         base = f"http://127.0.0.1:{port}"
+        shots = Path(os.environ.get("OVERSEER_TEST_ARTIFACTS") or tmp_path) / "screenshots"
+        shots.mkdir(parents=True, exist_ok=True)
+        driver.set_window_size(1280, 1400)
         driver.get(base + "/")
         assert "to review" in driver.title
+        assert driver.save_screenshot(str(shots / "queue.png"))
         rows = driver.find_elements(By.CSS_SELECTOR, "table.queue tbody tr")
         assert len(rows) == 2  # the flagged observation and the blocked call
         assert driver.find_element(By.ID, "queue-count").text == "2"
@@ -189,6 +194,14 @@ def test_a_reviewer_works_through_the_queue_in_chromium(store: AuditStore, tmp_p
         content = observation.find_element(By.CSS_SELECTOR, "pre.content").text
         assert "<script>window.__pwned = 1" in content and '<img src=x onerror="window.__pwned = 2">' in content
         assert driver.find_elements(By.CSS_SELECTOR, "figure.curve svg polyline")
+        assert driver.save_screenshot(str(shots / "trajectory.png"))
+        # as a reviewer sees it: allowed steps folded, the removed passage marked, the planted value's origin linked
+        assert driver.find_element(By.CSS_SELECTOR, "#step-0 details.more").get_attribute("open") is None
+        assert driver.find_element(By.CSS_SELECTOR, "#step-3 details.more").get_attribute("open") is not None
+        assert "ignore previous instructions" in observation.find_element(By.CSS_SELECTOR, "mark.removed").text
+        driver.find_element(By.CSS_SELECTOR, "#step-3 a.step-ref").click()
+        assert driver.current_url.endswith("#step-2")
+        assert all((shots / name).stat().st_size > 10_000 for name in ("queue.png", "trajectory.png"))
 
         # review the blocked call: the name first, then a label with a comment
         step = driver.find_element(By.ID, "step-3")
