@@ -14,15 +14,23 @@ from __future__ import annotations
 import concurrent.futures
 import os
 
-__all__ = ["model_executor", "model_threads"]
+__all__ = ["model_executor", "model_threads", "share_cores"]
+
+_SHARE: list[int] = []
+
+
+def share_cores(cores: int) -> None:
+    """This process has ``cores`` cores to itself (a re-audit worker beside others): its models split those."""
+    _SHARE[:] = [max(1, cores)]
 
 
 def model_threads() -> int:
-    """How many torch intra-op threads each model thread uses."""
+    """How many torch intra-op threads each model thread uses: the variable, else half this process's cores."""
     given = os.environ.get("OVERSEER_TORCH_THREADS", "").strip()
     if given.isdigit() and int(given) > 0:
         return int(given)
-    return max(1, (os.cpu_count() or 1) // 2)
+    cores = _SHARE[0] if _SHARE else (os.cpu_count() or 1)
+    return max(1, cores // 2)
 
 
 def _init() -> None:

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from overseer._threads import share_cores
 from overseer.exceptions import ConfigError, MissingDependencyError
 from overseer.policy import Policy, policy_from_dict
 from overseer.store import AuditStore
@@ -47,6 +48,7 @@ class _Worker:
         from overseer.telemetry import Telemetry
 
         if threads:  # workers that share a machine share its cores: each torch gets its part, not all of them
+            share_cores(threads)
             try:
                 import torch
 

@@ -24,7 +24,7 @@ from overseer.exceptions import TrajectoryFormatError
 from overseer.readers import read_trajectories
 from overseer.steps import Trajectory
 from overseer.store import default_store_url
-from overseer.verdict import Verdict
+from overseer.verdict import ACTIONS, Verdict
 
 
 async def _judge(overseer: Overseer, trajectory: Trajectory, trajectory_id: str) -> list[Verdict]:
@@ -185,7 +185,7 @@ def score(
     summary.add_column("action")
     summary.add_column("steps", justify="right")
     summary.add_column("share", justify="right")
-    for action in ("allow", "flag", "resample", "escalate", "block"):
+    for action in ACTIONS:  # sanitize included
         if actions[action]:
             summary.add_row(action_text(action), str(actions[action]), f"{actions[action] / steps:.1%}")
     err_console.print(summary)
