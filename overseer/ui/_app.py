@@ -35,7 +35,7 @@ from overseer._text import printable
 from overseer.steps import REVIEW_LABELS, Review
 from overseer.store import AuditStore, StoredStep
 from overseer.store.export import FORMATS, export_rows, render_export, step_json
-from overseer.ui._views import reason_parts, step_view
+from overseer.ui._views import reason_parts, results_by_call, step_view
 from overseer.verdict import ACTIONS
 
 __all__ = ["create_app", "is_loopback"]
@@ -195,6 +195,7 @@ def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = 
         if found is None:
             return page(request, "missing.html", status_code=404, what=f"trajectory {ident}")
         header, steps = found
+        results = results_by_call(steps)
         reviews: dict[str, list[Review]] = {}
         for r in store.list_reviews(trajectory_id=ident):
             reviews.setdefault(r.step_id, []).append(r)
@@ -207,7 +208,7 @@ def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = 
             reviews=reviews,
             meanings=REVIEW_LABELS,
             curve=_curve(steps),
-            views={s.id: step_view(s, s.id in reviews) for s in steps},
+            views={s.id: step_view(s, s.id in reviews, results.get(s.call_id or "")) for s in steps},
             step_text=lambda s: json.dumps(step_json(s)["step"], ensure_ascii=False, indent=1),
         )
 

@@ -12,7 +12,7 @@ from typing import Any
 from overseer.steps import REVIEW_LABELS, Observation
 from overseer.store import StoredStep
 
-__all__ = ["LABELS_BY_ACTION", "highlight", "reason_parts", "step_view"]
+__all__ = ["LABELS_BY_ACTION", "highlight", "reason_parts", "results_by_call", "step_view"]
 
 LABELS_BY_ACTION: dict[str, tuple[str, ...]] = {
     "escalate": ("approve", "reject", "correct-block", "wrong-block"),
@@ -59,8 +59,16 @@ def highlight(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[str, bo
     return parts
 
 
-def step_view(step: StoredStep, reviewed: bool) -> dict[str, Any]:
-    """How the page shows one step: compact when it was simply allowed and nobody judged it yet."""
+def results_by_call(steps: Sequence[StoredStep]) -> dict[str, StoredStep]:
+    """Each tool call's result (the observation with its call id), to show beside the call."""
+    return {s.call_id: s for s in steps if s.kind == "observation" and s.call_id}
+
+
+def step_view(step: StoredStep, reviewed: bool, result: StoredStep | None = None) -> dict[str, Any]:
+    """How the page shows one step: compact when it was simply allowed and nobody judged it yet.
+
+    A tool call carries its result (``result``: the observation of the same call id), shown beside it.
+    """
     content = step.step.text()
     spans = step.spans if isinstance(step.step, Observation) and step.spans else ()
     if isinstance(step.step, Observation):
@@ -72,4 +80,11 @@ def step_view(step: StoredStep, reviewed: bool) -> dict[str, Any]:
         "removed": len(spans),
         "reason": reason_parts(step.reason),
         "labels": [(label, REVIEW_LABELS[label]) for label in labels],
+        "result": None
+        if result is None or step.kind != "tool_call"
+        else {"index": result.index, "action": result.action, "text": _clip(result.step.text(), 1200)},
     }
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
