@@ -232,8 +232,16 @@ def build_report(
         rates_png=rates_over_time(steps),
         rules_png=by_rule(steps),
         worst=[(t, by_trajectory[t], score_curve(t, by_trajectory[t])) for t in worst],
+        modes={t: _mode(store, t) for t in worst},
         reviews=review_by_step,
     )
+
+
+def _mode(store: AuditStore, trajectory_id: str) -> str | None:
+    """``replay`` or ``observe`` when the run's verdicts were recorded and not applied; ``None`` when enforced."""
+    found = store.get_trajectory(trajectory_id)
+    mode = found[0].metadata.get("mode") if found is not None else None
+    return mode if mode in ("replay", "observe") else None
 
 
 def write_report(store: AuditStore, out: Path, **kwargs: Any) -> None:

@@ -111,3 +111,19 @@ def test_charts_are_honest(tmp_path: Path) -> None:
     inj = next(line for line in ax.get_lines() if line.get_label() == "inj")
     ys = list(inj.get_ydata())
     assert [math.isnan(y) for y in ys] == [False, True, False, True, False, True, False]  # steps 1,3,5,7 only
+
+
+def test_a_replayed_run_says_so_in_the_report(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    with Overseer("strict", store=url) as ov:
+        for run_id, mode in (("enforced-run", None), ("replayed-run", "replay")):
+            with ov.trajectory("clean up", id=run_id, metadata={"mode": mode} if mode else {}) as run:
+                run.judge(ToolCall(tool="shell", args={"cmd": "rm -rf /"}, call_id="c"))
+    out = tmp_path / "report.html"
+    code, text = invoke("audit", "report", "--out", str(out), "--store", url)
+    assert code == 0, text
+    html = out.read_text()
+    sections = {s.split("</h3>", 1)[0]: s for s in html.split("<h3>")[1:]}
+    assert "Replayed: verdicts were recorded, not applied." in sections["replayed-run"]
+    assert "not applied" not in sections["enforced-run"]
+    assert "1 step(s): 1 blocked, 0 flagged, 0 sanitised" in sections["enforced-run"]
