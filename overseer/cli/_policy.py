@@ -9,38 +9,13 @@ from rich.table import Table
 from rich.text import Text
 
 from overseer.cli._common import action_text, console, handle_errors, safe
-from overseer.policy import BUILTIN_POLICIES, Policy, Rule, builtin_policy_path, load_policy
+from overseer.policy import BUILTIN_POLICIES, Policy, builtin_policy_path, describe_when, load_policy
 from overseer.scorers import RULE_CHECKS
 
 
 @click.group("policy")
 def policy_group() -> None:
     """Check and explain policies."""
-
-
-def _when_text(rule: Rule) -> str:
-    when = rule.when
-    parts: list[str] = []
-    if when.kind is not None:
-        parts.append(f"kind {when.kind if isinstance(when.kind, str) else ' | '.join(when.kind)}")
-    if when.tool is not None:
-        parts.append(f"tool {when.tool if isinstance(when.tool, str) else ' | '.join(when.tool)}")
-    for name, bound in (when.score or {}).items():
-        if bound.below is not None:
-            parts.append(f"{name} < {bound.below}")
-        if bound.above is not None:
-            parts.append(f"{name} > {bound.above}")
-    if when.content:
-        parts.append(f"text ~ /{when.content}/")
-    for key, regex in (when.args or {}).items():
-        parts.append(f"arg {key} ~ /{regex}/")
-    if when.args_from is not None:
-        parts.append("args carry a value first seen in an earlier matching step")
-    if when.after is not None:
-        parts.append("after an earlier matching step")
-    if when.repeated is not None:
-        parts.append(f"same call made {when.repeated}+ times before")
-    return ", ".join(parts) or "every step"
 
 
 def _produced(policy: Policy) -> set[str] | None:
@@ -101,7 +76,7 @@ def check(file: str, as_json: bool) -> None:
         action = action_text(rule.action)
         if rule.resample is not None:
             action.append(f" x{rule.resample.candidates}, else {rule.resample.fallback}")
-        table.add_row(str(i), safe(rule.name), safe(_when_text(rule)), action)
+        table.add_row(str(i), safe(rule.name), safe(describe_when(rule)), action)
     table.add_row("", Text("(no match)", style="dim"), "", action_text(policy.default_action))
     console.print(table)
     if policy.stop is not None:

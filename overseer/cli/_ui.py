@@ -10,6 +10,7 @@ from rich.text import Text
 
 from overseer.cli._common import console, fail, handle_errors
 from overseer.exceptions import MissingDependencyError
+from overseer.policy import load_policy
 from overseer.store import AuditStore, default_store_url
 
 
@@ -24,8 +25,14 @@ from overseer.store import AuditStore, default_store_url
 @click.option(
     "--store", "store_url", help="Audit store URL [default: $OVERSEER_STORE or sqlite:///.overseer/audit.db]."
 )
+@click.option(
+    "--policy",
+    "policy_files",
+    multiple=True,
+    help="A policy of yours (repeatable): its decisions show their rule's conditions (shipped policies are known).",
+)
 @handle_errors
-def ui(host: str, port: int, token: str | None, store_url: str | None) -> None:
+def ui(host: str, port: int, token: str | None, store_url: str | None, policy_files: tuple[str, ...]) -> None:
     """Serve the review page: the queue of flagged, blocked and escalated steps, trajectories, review buttons."""
     try:
         import uvicorn
@@ -38,8 +45,9 @@ def ui(host: str, port: int, token: str | None, store_url: str | None) -> None:
         token = secrets.token_urlsafe(24)
     if token is not None and len(token) < 16:
         fail("--token must be at least 16 characters")
+    policies = [load_policy(f) for f in policy_files]
     store = AuditStore(store_url or default_store_url())
-    app = create_app(store, token=token, loopback=loopback)
+    app = create_app(store, token=token, loopback=loopback, policies=policies)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     console.print(Text.assemble(("overseer review page: ", "bold"), url))

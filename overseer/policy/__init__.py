@@ -1,6 +1,7 @@
 """Policies in YAML: the models, the loader, and the engine that applies them."""
 
 from overseer.policy._engine import Decision, PolicyEngine, TrajectoryContext, sanitize
+from overseer.policy._explain import describe_when
 from overseer.policy._model import (
     ArgsFrom,
     ConstantScorerSpec,
@@ -34,6 +35,7 @@ __all__ = [
     "Choice",
     "candidates_wanted",
     "choose_candidate",
+    "describe_when",
     "sanitize",
     "BUILTIN_POLICIES",
     "ArgsFrom",

@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from overseer._text import printable
+from overseer.policy import BUILTIN_POLICIES, Policy, describe_when, load_policy
 from overseer.steps import REVIEW_LABELS, Review
 from overseer.store import AuditStore, StoredStep
 from overseer.store.export import FORMATS, export_rows, render_export, step_json
@@ -128,8 +129,20 @@ def _date(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = True) -> Starlette:
-    """The review page over ``store``. ``token``: required from every client; ``loopback``: check Host names."""
+def _conditions(policies: Sequence[Policy]) -> dict[tuple[str, str], str]:
+    """(policy id, rule name) -> the rule's conditions in words, for the shipped policies and ``policies``."""
+    known = [load_policy(name) for name in BUILTIN_POLICIES] + list(policies)
+    return {(p.id, rule.name): describe_when(rule) for p in known for rule in p.rules}
+
+
+def create_app(
+    store: AuditStore, *, token: str | None = None, loopback: bool = True, policies: Sequence[Policy] = ()
+) -> Starlette:
+    """The review page over ``store``. ``token``: required from every client; ``loopback``: check Host names.
+
+    ``policies``: your own policies, so that a decision they made shows its rule's conditions (the shipped ones are
+    known already); a decision of a policy the page does not know shows its reason only.
+    """
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -138,6 +151,7 @@ def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = 
         finalize=printable,  # terminal escape codes and control characters never reach the page
     )
     csrf = secrets.token_urlsafe(32)
+    conditions = _conditions(policies)
 
     def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         html = env.get_template(template).render(csrf=csrf, store=repr(store), path=request.url.path, **context)
@@ -209,6 +223,7 @@ def create_app(store: AuditStore, *, token: str | None = None, loopback: bool = 
             meanings=REVIEW_LABELS,
             curve=_curve(steps),
             views={s.id: step_view(s, s.id in reviews, results.get(s.call_id or "")) for s in steps},
+            conditions={s.id: conditions.get((s.policy, s.rule or "")) for s in steps},
             step_text=lambda s: json.dumps(step_json(s)["step"], ensure_ascii=False, indent=1),
         )
 
