@@ -37,7 +37,6 @@ class _Tables:
         self.trajectories: dict[str, dict[str, Any]] = {}
         self.reviews: dict[str, dict[str, Any]] = {}
         self.pins: dict[tuple[str, str, str], ToolPin] = {}
-        self.order = 0
 
 
 class MemoryAuditStore(AuditStore):
@@ -72,7 +71,7 @@ class MemoryAuditStore(AuditStore):
                 if kind == "step":
                     self._write_step(r)
                 elif kind == "review":
-                    t.reviews.setdefault(r["id"], {**r, "order": self._next()})
+                    t.reviews.setdefault(r["id"], r)
                 elif kind == "trajectory":
                     old = t.trajectories.get(r["id"], {})
                     t.trajectories[r["id"]] = {
@@ -80,10 +79,6 @@ class MemoryAuditStore(AuditStore):
                         **{k: v for k, v in r.items() if k not in ("type",)},
                         "started_at_ns": old.get("started_at_ns") or r.get("started_at_ns"),
                     }
-
-    def _next(self) -> int:
-        self._t.order += 1
-        return self._t.order
 
     def _write_step(self, r: dict[str, Any]) -> None:
         t = self._t

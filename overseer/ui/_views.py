@@ -69,10 +69,9 @@ def step_view(step: StoredStep, reviewed: bool, result: StoredStep | None = None
 
     A tool call carries its result (``result``: the observation of the same call id), shown beside it.
     """
-    content = step.step.text()
-    spans = step.spans if isinstance(step.step, Observation) and step.spans else ()
-    if isinstance(step.step, Observation):
-        content = step.step.content
+    observation = step.step if isinstance(step.step, Observation) else None
+    content = observation.content if observation is not None else step.step.text()  # spans index the raw output
+    spans = step.spans or () if observation is not None else ()
     labels = LABELS_BY_ACTION.get(step.action, ("good", "bad"))
     return {
         "compact": step.action == "allow" and not step.halt and not reviewed,
