@@ -116,7 +116,7 @@ def test_a_killed_job_resumes_without_judging_finished_partitions_again(store: s
         str(checkpoint),
     ]
     refused = subprocess.run(other, env=env, capture_output=True, text=True, timeout=300)
-    assert refused.returncode == 2 and "holds partitions of another re-audit" in refused.stderr
+    assert refused.returncode == 2 and "holds partitions of another job" in refused.stderr
 
 
 def test_bench_rescore_prints_one_json_document_with_every_engine_agreeing() -> None:

@@ -5,13 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
-import json
 import sys
 import time
-from collections import Counter, deque
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -19,73 +16,15 @@ from rich.table import Table
 from rich.text import Text
 
 from overseer._pipeline import Overseer
+from overseer.batch import score_stream
 from overseer.cli._common import action_text, err_console, handle_errors, safe
+from overseer.engines import ENGINES
 from overseer.exceptions import TrajectoryFormatError
+from overseer.policy import load_policy
 from overseer.readers import read_trajectories
-from overseer.steps import Trajectory
-from overseer.store import default_store_url
-from overseer.verdict import ACTIONS, Verdict
-
-
-async def _judge(overseer: Overseer, trajectory: Trajectory, trajectory_id: str) -> list[Verdict]:
-    metadata = {**trajectory.metadata, "mode": trajectory.metadata.get("mode", "replay")}  # judged, not enforced
-    handle = overseer.trajectory(trajectory.task, id=trajectory_id, metadata=metadata)
-    async with handle:
-        return [await handle.ajudge(step) for step in trajectory.steps]
-
-
-async def score_file(
-    overseer: Overseer,
-    trajectories: Iterator[Trajectory],
-    out: IO[str] | None,
-    *,
-    concurrency: int = 16,
-    on_done: Any = None,
-) -> tuple[Counter[str], Counter[str], int]:
-    """Judge every trajectory (``concurrency`` at a time), writing verdicts in input order.
-
-    Returns the count of steps by action, by rule, and the number of trajectories.
-    """
-    actions: Counter[str] = Counter()
-    rules: Counter[str] = Counter()
-    window: deque[asyncio.Task[list[Verdict]]] = deque()
-    seen: Counter[str] = Counter()
-    n = 0
-
-    def emit(verdicts: list[Verdict]) -> None:
-        for verdict in verdicts:
-            actions[verdict.action] += 1
-            if verdict.rule:
-                rules[verdict.rule] += 1
-            if out is not None:
-                out.write(json.dumps(verdict.to_record(), ensure_ascii=False) + "\n")
-        if on_done is not None:
-            on_done()
-
-    store = overseer.telemetry.store
-
-    def taken(trajectory_id: str) -> bool:
-        """A run of this id is already in the store: a re-run is a new run (``id#2``), never a duplicate."""
-        if store is None:
-            return False
-        try:
-            return store.has_trajectory(trajectory_id)
-        except Exception:  # a store that is down now: its records spill; ids are checked when it answers
-            return False
-
-    for trajectory in trajectories:
-        seen[trajectory.id] += 1
-        trajectory_id = trajectory.id if seen[trajectory.id] == 1 else f"{trajectory.id}#{seen[trajectory.id]}"
-        while taken(trajectory_id):
-            seen[trajectory.id] += 1
-            trajectory_id = f"{trajectory.id}#{seen[trajectory.id]}"
-        window.append(asyncio.create_task(_judge(overseer, trajectory, trajectory_id)))
-        n += 1
-        while len(window) >= concurrency or (window and window[0].done()):
-            emit(await window.popleft())
-    while window:
-        emit(await window.popleft())
-    return actions, rules, n
+from overseer.score import score_trajectories
+from overseer.store import AuditStore, default_store_url
+from overseer.verdict import ACTIONS
 
 
 def _count_lines(path: Path) -> int:
@@ -128,6 +67,22 @@ def _count_lines(path: Path) -> int:
     show_default=True,
     help="Trajectories judged at once.",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="local",
+    show_default=True,
+    help="Where to judge: this process, worker processes on this machine, or a Ray cluster (RAY_ADDRESS).",
+)
+@click.option("--workers", type=click.IntRange(1, 4096), default=2, show_default=True, help="Workers (not for local).")
+@click.option(
+    "--partition-size", type=click.IntRange(1), default=64, show_default=True, help="Trajectories per partition."
+)
+@click.option(
+    "--checkpoint",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep finished partitions here; the same job run again skips them.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or summary.")
 @handle_errors
 def score(
@@ -139,11 +94,17 @@ def score(
     no_store: bool,
     skip_invalid: bool,
     concurrency: int,
+    engine: str,
+    workers: int,
+    partition_size: int,
+    checkpoint: Path | None,
     quiet: bool,
 ) -> None:
     """Score every step of the TRAJECTORIES file as if replayed, each with its real history.
 
-    Writes one verdict per step (JSON Lines) and records every decision in the audit store.
+    Writes one verdict per step (JSON Lines, in input order) and records every decision in the audit store. With
+    --engine processes or ray, partitions of trajectories go to workers that each load the models once and record
+    their own decisions; with --checkpoint, a job run again skips the partitions it finished.
     """
     skipped: list[TrajectoryFormatError] = []
 
@@ -152,7 +113,8 @@ def score(
         err_console.print(Text("skipped ", style="yellow") + safe(str(err)))
 
     store = None if no_store else (store_url or default_store_url())
-    overseer = Overseer(policy, store=store)
+    partitioned = engine != "local" or checkpoint is not None
+    overseer = None if partitioned else Overseer(policy, store=store)
     reader = read_trajectories(trajectories, fmt, skip_invalid=skip_invalid, on_error=report)  # type: ignore[arg-type]
     show = not quiet and err_console.is_terminal
     started = time.perf_counter()
@@ -171,12 +133,20 @@ def score(
         )
         stack.enter_context(progress)
         task = progress.add_task("score", total=_count_lines(trajectories) if show else None)
-        try:
-            actions, rules, n = asyncio.run(
-                score_file(overseer, reader, sink, concurrency=concurrency, on_done=lambda: progress.advance(task))
-            )
-        finally:
-            overseer.close()
+        advance = lambda n: progress.advance(task, n)  # noqa: E731
+        if overseer is not None:
+            try:
+                done = asyncio.run(score_stream(overseer, reader, sink, concurrency=concurrency, on_done=advance))
+            finally:
+                overseer.close()
+        else:
+            with contextlib.ExitStack() as opening:
+                opened = opening.enter_context(AuditStore(store)) if store is not None else None
+                done = score_trajectories(
+                    reader, load_policy(policy), store=opened, out=sink, engine=engine, workers=workers,
+                    partition_size=partition_size, concurrency=concurrency, checkpoint=checkpoint, on_done=advance,
+                )  # fmt: skip
+        actions, rules, n = done.actions, done.rules, done.trajectories
     elapsed = time.perf_counter() - started
     if quiet:
         return
@@ -198,6 +168,12 @@ def score(
         err_console.print(by_rule)
     if skipped:
         err_console.print(Text(f"{len(skipped)} unreadable line(s) skipped", style="yellow"))
+    if done.resumed_partitions:
+        err_console.print(f"{done.resumed_partitions} partition(s) taken from the checkpoint, not judged again")
+    if overseer is None:
+        if store is not None:
+            err_console.print(safe(f"audit: recorded by the {engine} workers in {store!r}"))
+        return
     audit = overseer.telemetry.audit
     if audit is not None:
         stats = audit.exporter.stats
