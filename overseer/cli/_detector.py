@@ -27,13 +27,15 @@ def detector_group() -> None:
               show_default=True, help="The public datasets folder.")  # fmt: skip
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--composed", type=int, default=24000, show_default=True, help="How many composed documents.")
+@click.option("--notices", type=int, default=6000, show_default=True,
+              help="How many composed service messages (the second round's hard negatives; 0: the first round's set).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="JSON Lines (.gz) of documents.")
 @handle_errors
-def data(shared: Path, seed: int, composed: int, out: Path) -> None:
+def data(shared: Path, seed: int, composed: int, notices: int, out: Path) -> None:
     """Write the training documents (composed + the training parts of the public corpora)."""
     from overseer.lab.detector.sources import training_docs
 
-    docs = training_docs(shared, seed=seed, composed=composed)
+    docs = training_docs(shared, seed=seed, composed=composed, notices=notices)
     opener: Any = gzip.open if out.suffix == ".gz" else open
     with opener(out, "wt", encoding="utf-8") as handle:
         for doc in docs:

@@ -9,7 +9,9 @@ Training (:func:`training_docs`) uses only these parts of ``../shared/datasets``
 - InjecAgent's test cases of the *training* attacker cases (``sha256(attacker instruction) % 2 == 0``): the injected
   tool response with the attacker's text as the span, and the response template with benign text in its slot;
 - real benign tool outputs of the training parts of tau-bench, ToolEMU and AgentProcessBench, clean and with a
-  composed injection put into them.
+  composed injection put into them;
+- service messages to people (:mod:`overseer.lab.detector.notices`: account alerts, bills, bookings, deliveries,
+  how-to steps, scam warnings, out-of-office replies), half with a composed injection: the second round.
 
 Never trained on, so each is an unseen source (:func:`eval_sets`): InjecAgent's held-out attacker cases, BIPIA's
 test attacks over its test contexts, TaskTracker's test triggers, spikee, LLMail-Inject's benign e-mails,
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from overseer.lab.detector.compose import Doc, _sentences, compose, goal, injection
+from overseer.lab.detector.notices import notices as service_notices
 
 _FILLERS = ["Great product, works as described.", "Meeting moved to 3pm.", "N/A", "Thanks!", "Loved it, would buy again.",
             "Please bring the signed form on Monday.", "Call me when you land.", "See attached.", "Happy birthday!!",
@@ -125,8 +128,12 @@ def _injecagent_doc(case: dict[str, Any]) -> Doc | None:
     return {"text": response, "spans": [[len(before), len(response) - len(after)]]}
 
 
-def training_docs(shared: Path, seed: int = 0, composed: int = 24000) -> list[Doc]:
-    """The detector's training documents (see the module docstring), shuffled, deterministic for a seed."""
+def training_docs(shared: Path, seed: int = 0, composed: int = 24000, notices: int = 6000) -> list[Doc]:
+    """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
+
+    ``notices`` service messages (:mod:`overseer.lab.detector.notices`, the second round's hard negatives) are added to
+    the first round's documents; with ``notices=0`` the first round's set is what comes back.
+    """
     r = random.Random(seed)
     docs: list[Doc] = list(compose(composed, seed=seed))
     contexts = _bipia_contexts(shared, "train")
@@ -167,6 +174,7 @@ def training_docs(shared: Path, seed: int = 0, composed: int = 24000) -> list[Do
         docs.append({"text": text[:3000], "spans": [], "source": "tool_output"})
     for text in outputs[cut:]:
         docs.append({**_insert(r, text[:1500], injection(r, "file")), "source": "tool_output"})
+    docs.extend(service_notices(notices, seed=seed))
     r.shuffle(docs)
     return docs
 

