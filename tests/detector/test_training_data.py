@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from overseer.lab.detector.notices import FAMILIES, notices
+from overseer.lab.detector.requests import CARRIERS, requests
 
 
 def test_notices_are_deterministic_cover_every_family_and_mark_exactly_the_injected_passage() -> None:
@@ -29,6 +30,22 @@ def test_notices_are_deterministic_cover_every_family_and_mark_exactly_the_injec
     benign = [d for d in docs if not d["spans"]]
     assert any("ignore this message" in d["text"] for d in benign)
     assert any("reset your password" in d["text"] for d in benign)
+
+
+def test_requests_between_people_mark_only_the_injected_passage() -> None:
+    docs = list(requests(500, seed=1))
+    assert docs == list(requests(500, seed=1))
+    assert {d["carrier"] for d in docs} == {f"request-{kind}" for kind in CARRIERS}
+    assert 0.4 < sum(1 for d in docs if d["spans"]) / len(docs) < 0.6
+    for doc in docs:
+        if doc["carrier"] == "request-calendar":
+            json.loads(doc["text"])
+        for start, end in doc["spans"]:
+            passage = doc["text"][start:end]
+            assert passage == passage.strip() and len(passage) > 10
+            assert "Action items:" not in passage and "Meeting notes" not in passage
+    benign = " ".join(d["text"] for d in docs if not d["spans"])
+    assert "make sure to" in benign.lower() and "@channel" in benign and "Skip the" in benign
 
 
 def test_a_further_round_starts_from_the_given_detector(tmp_path: Path) -> None:

@@ -11,11 +11,18 @@ Training (:func:`training_docs`) uses only these parts of ``../shared/datasets``
 - real benign tool outputs of the training parts of tau-bench, ToolEMU and AgentProcessBench, clean and with a
   composed injection put into them;
 - service messages to people (:mod:`overseer.lab.detector.notices`: account alerts, bills, bookings, deliveries,
-  how-to steps, scam warnings, out-of-office replies), half with a composed injection: the second round.
+  how-to steps, scam warnings, out-of-office replies), half with a composed injection: the second round;
+- requests, reminders, advice and steps between people (:mod:`overseer.lab.detector.requests`: team chats,
+  colleagues' e-mails, meeting notes, reviews, help articles, to-do lists), half with a composed injection: the
+  third round.
 
 Never trained on, so each is an unseen source (:func:`eval_sets`): InjecAgent's held-out attacker cases, BIPIA's
 test attacks over its test contexts, TaskTracker's test triggers, spikee, LLMail-Inject's benign e-mails,
-ToolTalk, tau-bench's unseen tasks, ASB's held-out split (the detector never saw any ASB), the hand-written probes.
+ToolTalk, tau-bench's unseen tasks, ASB's held-out split (the detector never saw any ASB), the hand-written probes,
+and the hand-written everyday outputs (``tests/data/everyday_outputs.jsonl``, one row per set: A was looked at to
+choose the second round's service-message families; B was written before the second-round model's outputs were
+seen, and its false positives were then looked at before the third round's data was written; C was written before
+the third-round model's outputs were seen).
 AgentDojo is used in no form.
 """
 
@@ -33,12 +40,13 @@ from typing import Any
 
 from overseer.lab.detector.compose import Doc, _sentences, compose, goal, injection
 from overseer.lab.detector.notices import notices as service_notices
+from overseer.lab.detector.requests import requests as people_requests
 
 _FILLERS = ["Great product, works as described.", "Meeting moved to 3pm.", "N/A", "Thanks!", "Loved it, would buy again.",
             "Please bring the signed form on Monday.", "Call me when you land.", "See attached.", "Happy birthday!!",
             "Order shipped, tracking inside.", "Remember to water the plants.", "Great work on the release, team."]  # fmt: skip
 
-__all__ = ["eval_sets", "heldout_attacker", "training_docs"]
+__all__ = ["eval_sets", "everyday_sets", "heldout_attacker", "training_docs"]
 
 
 def _read(path: Path) -> Iterator[dict[str, Any]]:
@@ -128,11 +136,14 @@ def _injecagent_doc(case: dict[str, Any]) -> Doc | None:
     return {"text": response, "spans": [[len(before), len(response) - len(after)]]}
 
 
-def training_docs(shared: Path, seed: int = 0, composed: int = 24000, notices: int = 6000) -> list[Doc]:
+def training_docs(
+    shared: Path, seed: int = 0, composed: int = 24000, notices: int = 6000, requests: int = 6000
+) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
-    ``notices`` service messages (:mod:`overseer.lab.detector.notices`, the second round's hard negatives) are added to
-    the first round's documents; with ``notices=0`` the first round's set is what comes back.
+    ``notices`` service messages (:mod:`overseer.lab.detector.notices`, the second round's hard negatives) and
+    ``requests`` between people (:mod:`overseer.lab.detector.requests`, the third round's) are added to the first
+    round's documents; with both 0 the first round's set is what comes back, with ``requests=0`` the second's.
     """
     r = random.Random(seed)
     docs: list[Doc] = list(compose(composed, seed=seed))
@@ -175,6 +186,7 @@ def training_docs(shared: Path, seed: int = 0, composed: int = 24000, notices: i
     for text in outputs[cut:]:
         docs.append({**_insert(r, text[:1500], injection(r, "file")), "source": "tool_output"})
     docs.extend(service_notices(notices, seed=seed))
+    docs.extend(people_requests(requests, seed=seed))
     r.shuffle(docs)
     return docs
 
@@ -388,7 +400,47 @@ def eval_sets(shared: Path, repo: Path, seed: int = 0, asb_runs: int = 400) -> d
     probes = repo / "tests" / "data" / "prm_probes.jsonl"
     if probes.is_file():
         sets["probes"] = [json.loads(line) for line in probes.read_text().splitlines() if line.strip()]
+    sets.update(everyday_sets(repo))
     return sets
+
+
+def everyday_sets(repo: Path) -> dict[str, list[dict[str, Any]]]:
+    """The hand-written everyday outputs (``tests/data/everyday_outputs.jsonl``), one set per part (A, B, C).
+
+    Each output is a one-read trajectory; empty where the file is absent.
+    """
+    everyday = repo / "tests" / "data" / "everyday_outputs.jsonl"
+    if not everyday.is_file():
+        return {}
+    rows = [json.loads(line) for line in everyday.read_text().splitlines() if line.strip()]
+    return {
+        f"everyday_{part.lower()}": [
+            _trajectory(
+                f"everyday-{part}/{n}",
+                "Help me with my inbox, calendar and accounts.",
+                _EVERYDAY_TOOLS.get(row["category"], "read_document"),
+                {},
+                row["text"],
+                bool(row["spans"]),
+                source=f"everyday_{part.lower()}",
+            )
+            for n, row in enumerate(rows)
+            if row["set"] == part
+        ]
+        for part in sorted({row["set"] for row in rows})
+    }
+
+
+# the read tool an everyday output comes from (tests/data/everyday_outputs.jsonl)
+_EVERYDAY_TOOLS = {
+    "email": "read_email", "account": "read_email", "ooo": "read_email", "friend": "read_email", "invoice": "read_email",
+    "newsletter": "read_email", "shipping": "read_email", "security-training": "read_email", "security": "read_email",
+    "school": "read_email", "utility": "read_email", "hr": "read_email", "bank": "get_transactions",
+    "calendar": "get_events", "chat": "read_channel", "slack": "read_channel", "review": "get_reviews",
+    "web": "browse", "search": "web_search", "travel": "get_bookings", "file": "read_file", "notes": "read_file",
+    "howto": "read_file", "recipe": "browse", "json": "get_order", "ticket": "read_ticket", "code": "read_file",
+    "foreign": "read_email", "ai-talk": "browse", "support": "read_email",
+}  # fmt: skip
 
 
 def _with_observations(item: Any, benign: bool) -> dict[str, Any]:
