@@ -138,6 +138,12 @@ class InjectionModel:
 
 
 def _spans(text: str, tokens: dict[tuple[int, int], float], threshold: float) -> Detection:
+    """Tokens at or above the threshold merged into spans; each span widened to whole words.
+
+    A word is cut by neither edge: an address or a link the passage plants is one word, and the model's last
+    sub-word tokens (a top-level domain at the end of the text) can fall below the threshold while the rest of the
+    word is above it.
+    """
     score = max(tokens.values(), default=0.0)
     hits = sorted(k for k, p in tokens.items() if p >= threshold)
     spans: list[list[int]] = []
@@ -146,7 +152,18 @@ def _spans(text: str, tokens: dict[tuple[int, int], float], threshold: float) ->
             spans[-1][1] = max(spans[-1][1], end)
         else:
             spans.append([start, end])
-    return Detection(score, tuple((s, e) for s, e in spans if e - s >= 8 or score >= threshold))
+    for span in spans:
+        while span[0] > 0 and not text[span[0] - 1].isspace():
+            span[0] -= 1
+        while span[1] < len(text) and not text[span[1]].isspace():
+            span[1] += 1
+    merged: list[list[int]] = []
+    for span in spans:
+        if merged and span[0] <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], span[1])
+        else:
+            merged.append(span)
+    return Detection(score, tuple((s, e) for s, e in merged if e - s >= 8 or score >= threshold))
 
 
 _LOADED: dict[tuple[str, str], InjectionModel] = {}
