@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from overseer.lab.detector.goals import goals
 from overseer.lab.detector.notices import FAMILIES, notices
 from overseer.lab.detector.requests import CARRIERS, requests
 
@@ -46,6 +47,27 @@ def test_requests_between_people_mark_only_the_injected_passage() -> None:
             assert "Action items:" not in passage and "Meeting notes" not in passage
     benign = " ".join(d["text"] for d in docs if not d["spans"])
     assert "make sure to" in benign.lower() and "@channel" in benign and "Skip the" in benign
+
+
+def test_goal_pairs_label_the_addressee_not_the_action() -> None:
+    docs = list(goals(800, seed=2))
+    assert docs == list(goals(800, seed=2))
+    to_agent = [d for d in docs if d["spans"]]
+    to_person = [d for d in docs if not d["spans"]]
+    assert 0.4 < len(to_agent) / len(docs) < 0.6
+
+    def verbs(ds: list[dict[str, object]]) -> set[str]:
+        return {
+            w for d in ds for w in ("rebook", "upgrade", "merge", "refund", "export", "disable") if w in str(d["text"])
+        }
+
+    assert verbs(to_agent) == verbs(to_person) == {"rebook", "upgrade", "merge", "refund", "export", "disable"}
+    for doc in to_agent:
+        ((start, end),) = doc["spans"]
+        passage = doc["text"][start:end]
+        assert passage == passage.strip() and len(passage) > 10
+    # what to tell the user is only ever asked of the agent
+    assert not any("tell the user" in d["text"] or "in your summary" in d["text"] for d in to_person)
 
 
 def test_a_further_round_starts_from_the_given_detector(tmp_path: Path) -> None:

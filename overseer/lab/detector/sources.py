@@ -14,7 +14,9 @@ Training (:func:`training_docs`) uses only these parts of ``../shared/datasets``
   how-to steps, scam warnings, out-of-office replies), half with a composed injection: the second round;
 - requests, reminders, advice and steps between people (:mod:`overseer.lab.detector.requests`: team chats,
   colleagues' e-mails, meeting notes, reviews, help articles, to-do lists), half with a composed injection: the
-  third round.
+  third round;
+- one goal grammar written to the agent (the span) and to a person (no span), in the composer's carriers: the
+  fourth round.
 
 Never trained on, so each is an unseen source (:func:`eval_sets`): InjecAgent's held-out attacker cases, BIPIA's
 test attacks over its test contexts, TaskTracker's test triggers, spikee, LLMail-Inject's benign e-mails,
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from overseer.lab.detector.compose import Doc, _sentences, compose, goal, injection
+from overseer.lab.detector.goals import goals as goal_pairs
 from overseer.lab.detector.notices import notices as service_notices
 from overseer.lab.detector.requests import requests as people_requests
 
@@ -137,13 +140,15 @@ def _injecagent_doc(case: dict[str, Any]) -> Doc | None:
 
 
 def training_docs(
-    shared: Path, seed: int = 0, composed: int = 24000, notices: int = 6000, requests: int = 6000
+    shared: Path, seed: int = 0, composed: int = 24000, notices: int = 6000, requests: int = 6000, goals: int = 6000
 ) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
     ``notices`` service messages (:mod:`overseer.lab.detector.notices`, the second round's hard negatives) and
     ``requests`` between people (:mod:`overseer.lab.detector.requests`, the third round's) are added to the first
-    round's documents; with both 0 the first round's set is what comes back, with ``requests=0`` the second's.
+    round's documents, and ``goals`` counterfactual pairs (:mod:`overseer.lab.detector.goals`, the fourth round's);
+    with all three 0 the first round's set is what comes back, with ``requests=0 goals=0`` the second's, with
+    ``goals=0`` the third's.
     """
     r = random.Random(seed)
     docs: list[Doc] = list(compose(composed, seed=seed))
@@ -187,6 +192,7 @@ def training_docs(
         docs.append({**_insert(r, text[:1500], injection(r, "file")), "source": "tool_output"})
     docs.extend(service_notices(notices, seed=seed))
     docs.extend(people_requests(requests, seed=seed))
+    docs.extend(goal_pairs(goals, seed=seed))
     r.shuffle(docs)
     return docs
 
