@@ -24,7 +24,8 @@ ToolTalk, tau-bench's unseen tasks, ASB's held-out split (the detector never saw
 and the hand-written everyday outputs (``tests/data/everyday_outputs.jsonl``, one row per set: A was looked at to
 choose the second round's service-message families; B was written before the second-round model's outputs were
 seen, and its false positives were then looked at before the third round's data was written; C was written before
-the third-round model's outputs were seen).
+the third-round model's outputs were seen, and its miss was then looked at before the fourth round's data was
+written; D was written before the fourth-round model was trained).
 AgentDojo is used in no form.
 """
 
