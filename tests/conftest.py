@@ -91,3 +91,36 @@ def open_store() -> Iterator[Callable[..., AuditStore]]:
     yield make
     for store in stores:
         store.close()
+
+
+_SLOW_POLICY = """version: 1
+name: slow-strict
+extends: strict
+scorers:
+  rules: {{type: rules}}
+  slow: {{type: python, factory: "slow_scorer:make", options: {{seconds: {seconds}}}}}
+"""
+_SLOW_SCORER = """import time
+from overseer.testing import FunctionScorer
+
+def make(seconds):
+    def score(request):
+        time.sleep(seconds)
+        return {"slow": 1.0}
+    return FunctionScorer(score, name="slow")
+"""
+
+
+@pytest.fixture
+def slow_strict(tmp_path: Path) -> Callable[[float], tuple[Path, dict[str, str]]]:
+    """The strict policy plus a scorer that sleeps ``seconds`` a step: a policy file and the environment that
+    imports its scorer (for jobs killed part-way in a subprocess)."""
+    import os
+
+    def make(seconds: float) -> tuple[Path, dict[str, str]]:
+        (tmp_path / "slow_scorer.py").write_text(_SLOW_SCORER)
+        policy = tmp_path / "slow.yaml"
+        policy.write_text(_SLOW_POLICY.format(seconds=seconds))
+        return policy, dict(os.environ, PYTHONPATH=str(tmp_path))
+
+    return make

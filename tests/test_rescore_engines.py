@@ -21,22 +21,6 @@ from overseer.rescore import rescore
 from overseer.store import AuditStore
 
 OVERSEER = Path(sys.executable).with_name("overseer")
-SLOW = """version: 1
-name: slow-strict
-extends: strict
-scorers:
-  rules: {type: rules}
-  slow: {type: python, factory: "slow_scorer:make", options: {seconds: 0.15}}
-"""
-SLOW_SCORER = """import time
-from overseer.testing import FunctionScorer
-
-def make(seconds):
-    def score(request):
-        time.sleep(seconds)
-        return {"slow": 1.0}
-    return FunctionScorer(score, name="slow")
-"""
 
 
 @pytest.fixture
@@ -75,14 +59,13 @@ def test_ray_gives_the_same_findings_on_a_local_cluster(store: str) -> None:
     assert findings(on_ray) == findings(here) and on_ray.trajectories == 24
 
 
-def test_a_killed_job_resumes_without_judging_finished_partitions_again(store: str, tmp_path: Path) -> None:
-    (tmp_path / "slow_scorer.py").write_text(SLOW_SCORER)
-    policy = tmp_path / "slow.yaml"
-    policy.write_text(SLOW)
+def test_a_killed_job_resumes_without_judging_finished_partitions_again(
+    store: str, tmp_path: Path, slow_strict: Any
+) -> None:
+    policy, env = slow_strict(0.15)
     checkpoint = tmp_path / "job"
     command = [str(OVERSEER), "audit", "rescore", "--policy", str(policy), "--store", store, "--json",
                "--engine", "processes", "--partition-size", "3", "--checkpoint", str(checkpoint)]  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
     job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 120
     while not list(checkpoint.glob("part-*.json")) and time.monotonic() < deadline and job.poll() is None:

@@ -21,22 +21,6 @@ from overseer.steps import Observation, ToolCall, Trajectory
 from overseer.store import AuditStore
 
 OVERSEER = Path(sys.executable).with_name("overseer")
-SLOW = """version: 1
-name: slow-strict
-extends: strict
-scorers:
-  rules: {type: rules}
-  slow: {type: python, factory: "slow_scorer:make", options: {seconds: 0.1}}
-"""
-SLOW_SCORER = """import time
-from overseer.testing import FunctionScorer
-
-def make(seconds):
-    def score(request):
-        time.sleep(seconds)
-        return {"slow": 1.0}
-    return FunctionScorer(score, name="slow")
-"""
 
 
 def runs(n: int) -> str:
@@ -105,15 +89,14 @@ def test_ray_writes_what_this_process_does_on_a_local_cluster(data: Path, tmp_pa
     assert len(recorded(store)) == 72
 
 
-def test_a_killed_scoring_job_resumes_without_judging_finished_partitions_again(data: Path, tmp_path: Path) -> None:
-    (tmp_path / "slow_scorer.py").write_text(SLOW_SCORER)
-    policy = tmp_path / "slow.yaml"
-    policy.write_text(SLOW)
+def test_a_killed_scoring_job_resumes_without_judging_finished_partitions_again(
+    data: Path, tmp_path: Path, slow_strict: Any
+) -> None:
+    policy, env = slow_strict(0.1)
     checkpoint, out, store = tmp_path / "job", tmp_path / "v.jsonl", f"sqlite:///{tmp_path / 'a.db'}"
     command = [str(OVERSEER), "score", str(data), "--policy", str(policy), "--store", store, "--out", str(out),
                "--engine", "processes", "--workers", "2", "--partition-size", "3", "--checkpoint", str(checkpoint),
                "--quiet"]  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
     job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 120
     while not list(checkpoint.glob("part-*.json")) and time.monotonic() < deadline and job.poll() is None:

@@ -526,6 +526,25 @@ def _fill(template: str, passage: str | None) -> tuple[str, list[list[int]]]:
     return before + passage + after, [[start, start + len(passage)]]
 
 
+def place(head: str, lines: list[str], sep: str, passage: str | None, slot: int) -> tuple[str, list[list[int]]]:
+    """``head`` then ``lines`` joined by ``sep``, with ``passage`` (if any) before line ``slot``; text and its span."""
+    text, spans = head, []
+    for i, line in enumerate([*lines, None]):
+        if i == slot and passage is not None:
+            text += passage if text == head else sep + passage
+            spans.append([len(text) - len(passage), len(text)])
+        if line is not None:
+            text += line if text == head else sep + line
+    return text, spans
+
+
+def span_in_json(body: str, passage: str) -> list[list[int]]:
+    """The span of ``passage`` inside a JSON document that carries it in a string (escaped like the rest)."""
+    escaped = json.dumps(passage, ensure_ascii=False)[1:-1]
+    start = body.index(escaped)
+    return [[start, start + len(escaped)]]
+
+
 def compose(n: int, seed: int = 0, injected_share: float = 0.5) -> Iterator[Doc]:
     """``n`` documents, about ``injected_share`` of them injected, deterministic for a seed."""
     r = random.Random(seed)

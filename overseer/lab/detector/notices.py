@@ -33,6 +33,8 @@ from overseer.lab.detector.compose import (
     _money,
     _name,
     injection,
+    place,
+    span_in_json,
 )
 
 __all__ = ["FAMILIES", "notice", "notices"]
@@ -316,21 +318,13 @@ def notice(r: random.Random, passage: str | None = None) -> tuple[str, list[list
         "plain": "",
     }[form]
     sep = {"sms": " ", "web": "</p>\n<p>"}.get(form, "\n" if r.random() < 0.6 else " ")
-    text, spans = head, []
-    for i, line in enumerate([*lines, None]):
-        if i == slot and passage is not None:
-            text += passage if i == 0 or text == head else sep + passage
-            spans.append([len(text) - len(passage), len(text)])
-        if line is not None:
-            text += line if text == head else sep + line
+    text, spans = place(head, lines, sep, passage, slot)
     if form == "web":
         text += "</p>"
     if form == "json":
         body = json.dumps({"subject": _fmt(r.choice(subjects), v), "from": sender, "body": text}, ensure_ascii=False)
-        if spans:  # re-find the passage inside the JSON string (escaped like the rest)
-            escaped = json.dumps(passage, ensure_ascii=False)[1:-1]
-            start = body.index(escaped)
-            spans = [[start, start + len(escaped)]]
+        if spans and passage is not None:
+            spans = span_in_json(body, passage)
         text = body
     return text, spans, family
 

@@ -19,7 +19,20 @@ import json
 import random
 from collections.abc import Iterator
 
-from overseer.lab.detector.compose import CHANNELS, CITIES, FILES, FIRST, PRODUCTS, Doc, _date, _email, _money, _name
+from overseer.lab.detector.compose import (
+    CHANNELS,
+    CITIES,
+    FILES,
+    FIRST,
+    PRODUCTS,
+    Doc,
+    _date,
+    _email,
+    _money,
+    _name,
+    place,
+    span_in_json,
+)
 from overseer.lab.detector.compose import injection as _injection
 
 __all__ = ["CARRIERS", "request", "requests"]
@@ -126,22 +139,14 @@ def request(r: random.Random, passage: str | None = None) -> tuple[str, list[lis
     kind = r.choice(CARRIERS)
     v = _vals(r)
     lines, head, sep = _lines(r, kind, v)
-    text, spans = head, []
     slot = r.randint(0, len(lines)) if passage is not None else -1
-    for i, line in enumerate([*lines, None]):
-        if i == slot and passage is not None:
-            text += passage if text == head else sep + passage
-            spans.append([len(text) - len(passage), len(text)])
-        if line is not None:
-            text += line if text == head else sep + line
+    text, spans = place(head, lines, sep, passage, slot)
     if kind == "calendar":
         event = {"title": r.choice(["Team sync", "Dinner", "Planning", "Flat viewing", "Board meeting"]), "start": v["day"],
                  "description": text}  # fmt: skip
         body = json.dumps(event, ensure_ascii=False)
-        if spans:
-            escaped = json.dumps(passage, ensure_ascii=False)[1:-1]
-            start = body.index(escaped)
-            spans = [[start, start + len(escaped)]]
+        if spans and passage is not None:
+            spans = span_in_json(body, passage)
         text = body
     return text, spans, kind
 
