@@ -44,6 +44,7 @@ from typing import Any
 from overseer.lab.detector.compose import Doc, _sentences, compose, goal, injection
 from overseer.lab.detector.goals import goals as goal_pairs
 from overseer.lab.detector.notices import notices as service_notices
+from overseer.lab.detector.records import records as structured_records
 from overseer.lab.detector.requests import requests as people_requests
 
 _FILLERS = ["Great product, works as described.", "Meeting moved to 3pm.", "N/A", "Thanks!", "Loved it, would buy again.",
@@ -141,15 +142,22 @@ def _injecagent_doc(case: dict[str, Any]) -> Doc | None:
 
 
 def training_docs(
-    shared: Path, seed: int = 0, composed: int = 24000, notices: int = 6000, requests: int = 6000, goals: int = 6000
+    shared: Path,
+    seed: int = 0,
+    composed: int = 24000,
+    notices: int = 6000,
+    requests: int = 6000,
+    goals: int = 6000,
+    records: int = 8000,
 ) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
     ``notices`` service messages (:mod:`overseer.lab.detector.notices`, the second round's hard negatives) and
     ``requests`` between people (:mod:`overseer.lab.detector.requests`, the third round's) are added to the first
-    round's documents, and ``goals`` counterfactual pairs (:mod:`overseer.lab.detector.goals`, the fourth round's);
-    with all three 0 the first round's set is what comes back, with ``requests=0 goals=0`` the second's, with
-    ``goals=0`` the third's.
+    round's documents, ``goals`` counterfactual pairs (:mod:`overseer.lab.detector.goals`, the fourth round's) and
+    ``records`` structured outputs (:mod:`overseer.lab.detector.records`, the fifth round's); with all four 0 the
+    first round's set is what comes back, with ``requests=0 goals=0 records=0`` the second's, with ``goals=0
+    records=0`` the third's, with ``records=0`` the fourth's.
     """
     r = random.Random(seed)
     docs: list[Doc] = list(compose(composed, seed=seed))
@@ -194,6 +202,7 @@ def training_docs(
     docs.extend(service_notices(notices, seed=seed))
     docs.extend(people_requests(requests, seed=seed))
     docs.extend(goal_pairs(goals, seed=seed))
+    docs.extend(structured_records(records, seed=seed))
     r.shuffle(docs)
     return docs
 
@@ -446,7 +455,10 @@ _EVERYDAY_TOOLS = {
     "calendar": "get_events", "chat": "read_channel", "slack": "read_channel", "review": "get_reviews",
     "web": "browse", "search": "web_search", "travel": "get_bookings", "file": "read_file", "notes": "read_file",
     "howto": "read_file", "recipe": "browse", "json": "get_order", "ticket": "read_ticket", "code": "read_file",
-    "foreign": "read_email", "ai-talk": "browse", "support": "read_email",
+    "foreign": "read_email", "ai-talk": "browse", "support": "read_email", "inbox": "search_emails",
+    "reviews": "get_reviews", "files": "list_files", "profile": "get_user_info", "orders": "get_orders",
+    "product": "get_product", "error": "call_api", "git": "git_log", "contacts": "search_contacts",
+    "weather": "get_weather", "news": "get_news", "tasks": "list_tasks", "booking": "get_bookings",
 }  # fmt: skip
 
 
