@@ -68,6 +68,21 @@ def train(args: tuple[str, ...]) -> None:
     main(list(args))
 
 
+@detector_group.command("average")
+@click.argument("first", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("second", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--weight", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
+              help="The second detector's share.")  # fmt: skip
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="The averaged detector's directory.")
+@handle_errors
+def average(first: Path, second: Path, weight: float, out: Path) -> None:
+    """Average two detectors' weights (trained from one start): (1 - weight) * FIRST + weight * SECOND."""
+    from overseer.lab.detector.train import average as average_weights
+
+    average_weights(first, second, out, weight)
+    console.print(f"{out}: {1 - weight:g} x {first} + {weight:g} x {second}")
+
+
 @detector_group.command("eval")
 @click.option("--policy", default="default", show_default=True, help="The policy to replay every source under.")
 @click.option("--shared", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("../shared/datasets"),

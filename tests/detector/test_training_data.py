@@ -127,3 +127,26 @@ def test_a_further_round_starts_from_the_given_detector(tmp_path: Path) -> None:
     assert fresh["init"] is None
     head = next(k for k in before if "head" in k)
     assert not torch.equal(load_file(str(tmp_path / "fresh" / DELTA_FILE))[head], before[head])
+
+
+def test_averaging_two_detectors_weighs_each_and_refuses_unlike_ones(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch", reason="averaging needs the prm extra (torch)")
+    from safetensors.torch import load_file, save_file
+
+    from overseer.detector import DELTA_FILE, default_detector_path
+    from overseer.lab.detector.train import average
+
+    shipped = default_detector_path()
+    state = load_file(str(shipped / DELTA_FILE))
+    zero = tmp_path / "zero"
+    zero.mkdir()
+    save_file({k: torch.zeros_like(v) for k, v in state.items()}, str(zero / DELTA_FILE))
+    (zero / "config.json").write_text((shipped / "config.json").read_text())
+    metrics = average(shipped, zero, tmp_path / "avg", weight=0.25)
+    assert metrics["average"]["weight"] == 0.25
+    averaged = load_file(str(tmp_path / "avg" / DELTA_FILE))
+    for key, value in state.items():
+        assert torch.allclose(averaged[key].float(), 0.75 * value.float(), atol=2e-3, rtol=2e-3)
+    save_file({"other": torch.zeros(2)}, str(zero / DELTA_FILE))
+    with pytest.raises(ValueError, match="cannot be averaged"):
+        average(shipped, zero, tmp_path / "bad")

@@ -25,7 +25,10 @@ and the hand-written everyday outputs (``tests/data/everyday_outputs.jsonl``, on
 choose the second round's service-message families; B was written before the second-round model's outputs were
 seen, and its false positives were then looked at before the third round's data was written; C was written before
 the third-round model's outputs were seen, and its miss was then looked at before the fourth round's data was
-written; D was written before the fourth-round model was trained).
+written; D was written before the fourth-round model was trained; E, structured outputs (record lists as YAML,
+JSON, repr), was written before the fifth round's data, and the fourth round's false positives on it are why the
+fifth round exists; F, structured outputs again, was written while the fifth round trained, before any of its
+outputs were seen).
 AgentDojo is used in no form.
 """
 
@@ -421,7 +424,7 @@ def eval_sets(shared: Path, repo: Path, seed: int = 0, asb_runs: int = 400) -> d
 
 
 def everyday_sets(repo: Path) -> dict[str, list[dict[str, Any]]]:
-    """The hand-written everyday outputs (``tests/data/everyday_outputs.jsonl``), one set per part (A, B, C).
+    """The hand-written everyday outputs (``tests/data/everyday_outputs.jsonl``), one set per part (A to F).
 
     Each output is a one-read trajectory; empty where the file is absent.
     """

@@ -24,7 +24,7 @@ from typing import Any
 
 from overseer.detector import DELTA_FILE, FROZEN_PREFIX, build_encoder, load_base_weights, minilm_path
 
-__all__ = ["read_docs", "train", "windows"]
+__all__ = ["average", "read_docs", "train", "windows"]
 
 
 def read_docs(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
@@ -179,6 +179,29 @@ def train(
         "init": str(init) if init is not None else None,
         "length_buckets": length_buckets,
     }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+def average(first: Path, second: Path, out: Path, weight: float = 0.5) -> dict[str, Any]:
+    """``(1 - weight) * first + weight * second``, weight by weight: two detectors trained from one start, averaged.
+
+    Two rounds that each trade something (a later round's new documents cost some of an earlier round's recall)
+    often keep most of both when their weights are averaged (a "model soup"). Both must have the same layers.
+    """
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"weight must be between 0 and 1, not {weight}")
+    a, b = load_file(str(first / DELTA_FILE)), load_file(str(second / DELTA_FILE))
+    if a.keys() != b.keys() or any(a[k].shape != b[k].shape for k in a):
+        raise ValueError(f"{first} and {second} do not hold the same weights: they cannot be averaged")
+    state = {k: ((1 - weight) * a[k].float() + weight * b[k].float()).to(torch.float16).contiguous() for k in a}
+    out.mkdir(parents=True, exist_ok=True)
+    save_file(state, str(out / DELTA_FILE))
+    (out / "config.json").write_text((second / "config.json").read_text())
+    metrics = {"average": {"first": str(first), "second": str(second), "weight": weight}}
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
 
