@@ -80,7 +80,12 @@ def _pct(samples: list[float]) -> dict[str, float]:
 
 
 def bench_prm(
-    model: str = "default", steps: int = 50, trajectories: int = 16, slide_keep: float = 0.25, repeats: int = 3
+    model: str = "default",
+    steps: int = 50,
+    trajectories: int = 16,
+    slide_keep: float = 0.25,
+    repeats: int = 3,
+    long_steps: int = 500,
 ) -> dict[str, Any]:
     """Measure the PRM scorer on this machine (all figures from one run).
 
@@ -101,9 +106,22 @@ def bench_prm(
         async def run() -> dict[str, Any]:
             single = PrmScorer(step_model, batch_size=1, max_wait_ms=0, slide_keep=slide_keep)
             reencode = PrmScorer(step_model, batch_size=1, max_wait_ms=0, incremental=False)
+            # the same steps through transformers' forward pass, where the lean path replaces it (the earlier path),
+            # and through the lean path with bfloat16 matrix products (the opt-in `cpu_precision: bfloat16`)
+            plain = half = None
+            if step_model.lean is not None:
+                plain = PrmScorer(
+                    load_step_model(model, lean=False), batch_size=1, max_wait_ms=0, slide_keep=slide_keep
+                )
+                await _one(plain, task, trajectory, "warm-up")
+                half_model = load_step_model(model, cpu_precision="bfloat16")
+                half = PrmScorer(half_model, batch_size=1, max_wait_ms=0, slide_keep=slide_keep)
+                await _one(half, task, trajectory, "warm-up")
             await _one(single, task, trajectory, "warm-up")
             single.stats.clear()
             latency: list[float] = []
+            plain_latency: list[float] = []
+            half_latency: list[float] = []
             incremental_runs, reencode_runs = [], []
             for r in range(repeats):  # interleaved, so that a busy moment of the machine hits both alike
                 started = time.perf_counter()
@@ -112,6 +130,14 @@ def bench_prm(
                 started = time.perf_counter()
                 await _one(reencode, task, trajectory, f"full{r}")
                 reencode_runs.append(time.perf_counter() - started)
+                if plain is not None and half is not None:
+                    plain_latency += await _one(plain, task, trajectory, f"plain{r}")
+                    half_latency += await _one(half, task, trajectory, f"half{r}")
+            # is a step's cost flat along a long trajectory? (the window slides: the cost of a slide is in the tail)
+            _, long_run = synthetic_trajectory(long_steps)
+            longer = PrmScorer(step_model, batch_size=1, max_wait_ms=0, slide_keep=slide_keep)
+            along = await _one(longer, task, long_run, "long")
+            early, late = along[10:20], along[long_steps - 10 :]
             incremental_s = statistics.median(incremental_runs)
             reencode_s = statistics.median(reencode_runs)
             # concurrent trajectories that are not in step with each other: each starts a few steps further in
@@ -134,6 +160,25 @@ def bench_prm(
             windowed_s = await concurrent(windowed, "w")
             return {
                 "batch_1_incremental": _pct(latency),
+                "batch_1_incremental_path": "lean" if plain is not None else "transformers",
+                **(
+                    {
+                        "batch_1_incremental_transformers": _pct(plain_latency),
+                        "lean_speedup_p50": round(_pct(plain_latency)["p50_ms"] / _pct(latency)["p50_ms"], 2),
+                        "batch_1_incremental_lean_bfloat16": _pct(half_latency),
+                        "bfloat16_speedup_p50": round(_pct(latency)["p50_ms"] / _pct(half_latency)["p50_ms"], 2),
+                    }
+                    if plain is not None
+                    else {}
+                ),
+                f"per_step_ms_along_{long_steps}_steps": {
+                    "steps_10_to_19_p50": round(statistics.median(early), 2),
+                    f"steps_{long_steps - 10}_to_{long_steps - 1}_p50": round(statistics.median(late), 2),
+                    "all_p50": round(statistics.median(along), 2),
+                    "all_p99": _pct(along)["p99_ms"],
+                    "window_slides": longer.stats["slides"],
+                    "tokens_fed": longer.stats["tokens"],
+                },
                 "steps_per_s_batch_1": round(steps / incremental_s, 1),
                 f"steps_per_s_{trajectories}_trajectories": {
                     "incremental": round(total / batched_s, 1),

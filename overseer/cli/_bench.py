@@ -164,13 +164,25 @@ def mcp(calls: int, as_json: bool) -> None:
     show_default=True,
     help="Interleaved runs of one trajectory, incremental and re-encoded (medians are reported).",
 )
+@click.option(
+    "--long-steps",
+    type=click.IntRange(30),
+    default=500,
+    show_default=True,
+    help="Steps of the long trajectory whose early and late per-step costs are compared.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
 @handle_errors
-def prm(model: str, steps: int, trajectories: int, slide_keep: float, repeats: int, as_json: bool) -> None:
-    """The PRM: per-step latency p50/p99 at batch 1, steps/s batched, incremental against re-encoding."""
+def prm(
+    model: str, steps: int, trajectories: int, slide_keep: float, repeats: int, long_steps: int, as_json: bool
+) -> None:
+    """The PRM: batch-1 step latency (lean and transformers), steps/s batched, incremental vs re-encoding."""
     from overseer.bench.prm import bench_prm
 
-    result = bench_prm(model=model, steps=steps, trajectories=trajectories, slide_keep=slide_keep, repeats=repeats)
+    result = bench_prm(
+        model=model, steps=steps, trajectories=trajectories, slide_keep=slide_keep, repeats=repeats,
+        long_steps=long_steps,
+    )  # fmt: skip
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:

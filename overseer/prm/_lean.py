@@ -44,9 +44,15 @@ class LeanCache:
 class LeanBert:
     """The forward pass of a BERT decoder with a token-classification head, over a :class:`LeanCache`."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, precision: str = "float32") -> None:
         import torch
 
+        if precision not in ("float32", "bfloat16"):
+            raise ValueError(f"precision must be float32 or bfloat16, not {precision!r}")
+        # bfloat16: the matrix products read half the bytes (a step of a few dozen tokens is bound by reading the
+        # weights, not by arithmetic); the residual stream, layer norms, attention and cache stay float32
+        self.precision = precision
+        mm = torch.bfloat16 if precision == "bfloat16" else torch.float32
         bert, head = model.bert, model.classifier
         config = model.config
         self.heads = int(config.num_attention_heads)
@@ -65,22 +71,23 @@ class LeanBert:
             qkv_b = torch.cat([attn.self.query.bias, attn.self.key.bias, attn.self.value.bias]).detach()
             self.layers.append(
                 (
-                    qkv_w.contiguous(),
-                    qkv_b.contiguous(),
-                    attn.output.dense.weight.detach(),
-                    attn.output.dense.bias.detach(),
+                    qkv_w.to(mm).contiguous(),
+                    qkv_b.to(mm).contiguous(),
+                    attn.output.dense.weight.detach().to(mm),
+                    attn.output.dense.bias.detach().to(mm),
                     attn.output.LayerNorm.weight.detach(),
                     attn.output.LayerNorm.bias.detach(),
-                    layer.intermediate.dense.weight.detach(),
-                    layer.intermediate.dense.bias.detach(),
-                    layer.output.dense.weight.detach(),
-                    layer.output.dense.bias.detach(),
+                    layer.intermediate.dense.weight.detach().to(mm),
+                    layer.intermediate.dense.bias.detach().to(mm),
+                    layer.output.dense.weight.detach().to(mm),
+                    layer.output.dense.bias.detach().to(mm),
                     layer.output.LayerNorm.weight.detach(),
                     layer.output.LayerNorm.bias.detach(),
                 )
             )
+        self.mm = mm
         self.head = (head.weight.detach(), head.bias.detach())
-        self.dtype = self.word.dtype
+        self.dtype = self.word.dtype  # of the cache: float32
 
     def new_cache(self) -> LeanCache:
         import torch
@@ -104,22 +111,24 @@ class LeanBert:
             mask = None
             if n > 1:
                 mask = torch.ones((n, past + n), dtype=torch.bool).tril(diagonal=past)
+            mm, f32 = self.mm, self.dtype
             for index, (qkv_w, qkv_b, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b) in enumerate(self.layers):
-                qkv = F.linear(x, qkv_w, qkv_b).view(n, 3, self.heads, self.head_dim).permute(1, 2, 0, 3)
+                qkv = F.linear(x.to(mm), qkv_w, qkv_b).to(f32).view(n, 3, self.heads, self.head_dim)
+                qkv = qkv.permute(1, 2, 0, 3)
                 kv = cache.buffer[index]
                 kv[:, :, past : past + n] = qkv[1:]  # [2, heads, n, dim]
                 attended = F.scaled_dot_product_attention(
                     qkv[0], kv[0, :, : past + n], kv[1, :, : past + n], attn_mask=mask
                 )
                 attended = attended.transpose(0, 1).reshape(n, hidden)
-                x = F.layer_norm(F.linear(attended, o_w, o_b) + x, (hidden,), n1_w, n1_b, self.eps)
-                inner = F.gelu(F.linear(x, i_w, i_b))
-                x = F.layer_norm(F.linear(inner, f_w, f_b) + x, (hidden,), n2_w, n2_b, self.eps)
+                x = F.layer_norm(F.linear(attended.to(mm), o_w, o_b).to(f32) + x, (hidden,), n1_w, n1_b, self.eps)
+                inner = F.gelu(F.linear(x.to(mm), i_w, i_b))
+                x = F.layer_norm(F.linear(inner, f_w, f_b).to(f32) + x, (hidden,), n2_w, n2_b, self.eps)
             cache.length = past + n
             return F.linear(x[positions], *self.head)
 
 
-def lean_model(model: Any, device: str, format: str) -> LeanBert | None:
+def lean_model(model: Any, device: str, format: str, precision: str = "float32") -> LeanBert | None:
     """A :class:`LeanBert` for ``model`` where it applies (a BERT decoder with a token head, on a CPU), else None."""
     config = getattr(model, "config", None)
     if (
@@ -133,4 +142,4 @@ def lean_model(model: Any, device: str, format: str) -> LeanBert | None:
         or not hasattr(model, "classifier")
     ):
         return None
-    return LeanBert(model)
+    return LeanBert(model, precision)

@@ -266,19 +266,21 @@ def load_step_model(
     trust_remote_code: bool = False,
     allow_download: bool = False,
     lean: bool = True,
+    cpu_precision: str = "float32",
 ) -> StepModel:
     """Load (once per process) a step-scoring model from a directory or a Hugging Face id.
 
     Without ``allow_download`` only local files are read (the Hugging Face cache included): nothing is fetched.
     ``lean`` uses :mod:`overseer.prm._lean` for batch-1 incremental steps where it applies (a BERT decoder on a
-    CPU, as the default PRM); ``False`` keeps transformers' forward for every step.
+    CPU, as the default PRM); ``False`` keeps transformers' forward for every step. ``cpu_precision`` is the lean
+    path's matrix-product precision (``bfloat16``: half the bytes read per step).
     """
     torch = require_torch()
     import transformers
 
     where, local = _resolve(model)
     target = _device(device)
-    key = (str(where), f"{format}|{step_tag}|{good_token}|{bad_token}|{lean}", target)
+    key = (str(where), f"{format}|{step_tag}|{good_token}|{bad_token}|{lean}|{cpu_precision}", target)
     with _LOAD_LOCK:
         if key in _LOADED:
             return _LOADED[key]
@@ -350,7 +352,7 @@ def load_step_model(
             digest=_digest(where if isinstance(where, Path) else str(where)),
             good_token=good,
             bad_token=bad,
-            lean=lean_model(loaded, target, fmt) if lean else None,
+            lean=lean_model(loaded, target, fmt, cpu_precision) if lean else None,
         )
         _LOADED[key] = step_model
         return step_model

@@ -352,6 +352,7 @@ def build_scorer(name: str, spec: PrmScorerSpec) -> PrmScorer:
         bad_token=spec.bad_token,
         trust_remote_code=spec.trust_remote_code,
         allow_download=spec.allow_download,
+        cpu_precision=spec.cpu_precision,
     )
     given = spec.model_fields_set
     defaults = model.render

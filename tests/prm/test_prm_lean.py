@@ -64,3 +64,13 @@ def test_a_lean_cache_crops_like_a_dynamic_cache(bert_decoder: Path) -> None:
     assert cache.get_seq_length() == 10
     with pytest.raises(ValueError, match="window of 512"):
         model.score_continuation(list(range(600)), [0], cache)
+
+
+def test_bfloat16_products_stay_within_a_hundredth_of_float32() -> None:
+    task, steps = trajectory(8)
+    exact = run(PrmScorer(load_step_model("default", device="cpu")), task, steps)
+    half_model = load_step_model("default", device="cpu", cpu_precision="bfloat16")
+    assert half_model.lean is not None and half_model.lean.precision == "bfloat16"
+    half = run(PrmScorer(half_model), task, steps)
+    assert half == pytest.approx(exact, abs=0.01)
+    assert half != exact  # the products really ran in bfloat16

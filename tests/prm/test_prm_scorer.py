@@ -321,7 +321,19 @@ def test_bench_prm_reports_latency_throughput_and_the_incremental_saving(causal_
 
     result = CliRunner().invoke(
         cli,
-        ["bench", "prm", "--model", str(causal_dir), "--steps", "12", "--trajectories", "3", "--json"],
+        [
+            "bench",
+            "prm",
+            "--model",
+            str(causal_dir),
+            "--steps",
+            "12",
+            "--trajectories",
+            "3",
+            "--long-steps",
+            "40",
+            "--json",
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
@@ -332,3 +344,5 @@ def test_bench_prm_reports_latency_throughput_and_the_incremental_saving(causal_
     assert trajectory["tokens_fed_incremental"] < trajectory["tokens_fed_reencode"]
     assert trajectory["repeats"] == 3 and len(trajectory["ratio_per_repeat"]) == 3
     assert report["causal"] is True and report["mean_batch_size_reencode"] > 1
+    along = report["per_step_ms_along_40_steps"]
+    assert along["steps_10_to_19_p50"] > 0 and along["steps_30_to_39_p50"] > 0
