@@ -14,7 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 
-__all__ = ["model_executor", "model_threads", "share_cores"]
+__all__ = ["cpu_precision", "model_executor", "model_threads", "share_cores"]
 
 _SHARE: list[int] = []
 
@@ -31,6 +31,23 @@ def model_threads() -> int:
         return int(given)
     cores = _SHARE[0] if _SHARE else (os.cpu_count() or 1)
     return max(1, cores // 2)
+
+
+def cpu_precision(requested: str) -> str:
+    """``auto`` resolved: ``bfloat16`` where the CPU has native bfloat16 (AVX512-BF16, AMX), else ``float32``.
+
+    Any other value comes back as it is. On the development CPU (AVX512-BF16) the detector and the PRM ran about 1.7 to 2.4 times faster with their
+    matrix products in bfloat16, and the whole unseen-source evaluation gave the same count in every cell (see the
+    detector's card). Without native instructions bfloat16 is emulated and slower, so float32 stays there.
+    """
+    if requested != "auto":
+        return requested
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            flags = next((line for line in handle if line.startswith("flags")), "").split()
+    except OSError:
+        return "float32"
+    return "bfloat16" if "avx512_bf16" in flags or "amx_bf16" in flags else "float32"
 
 
 def _init() -> None:

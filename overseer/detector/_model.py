@@ -99,6 +99,9 @@ class InjectionModel:
     window: int
     threshold: float
     digest: str
+    precision: str = "float32"
+    """``bfloat16``: the forward pass under CPU autocast (matrix products in bfloat16, about twice as fast on a
+    CPU with bfloat16 instructions; token probabilities move by a few hundredths at most)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def detect(self, texts: list[str], threshold: float | None = None) -> list[Detection]:
@@ -125,7 +128,8 @@ class InjectionModel:
             seq = [cls, *ids, sep]
             batch[row, : len(seq)] = torch.tensor(seq)
             mask[row, : len(seq)] = 1
-        with self.lock, torch.inference_mode():
+        half = self.precision == "bfloat16" and self.device == "cpu"
+        with self.lock, torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=half):
             probs = torch.sigmoid(self.model(batch.to(self.device), mask.to(self.device)).float()).cpu()
         per_text: list[dict[tuple[int, int], float]] = [{} for _ in texts]
         for row, (i, ids, offsets) in enumerate(windows):
@@ -166,11 +170,13 @@ def _spans(text: str, tokens: dict[tuple[int, int], float], threshold: float) ->
     return Detection(score, tuple((s, e) for s, e in merged if e - s >= 8 or score >= threshold))
 
 
-_LOADED: dict[tuple[str, str], InjectionModel] = {}
+_LOADED: dict[tuple[str, str, str], InjectionModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_detector(path: str | Path = "default", *, device: str = "cpu", base: Path | None = None) -> InjectionModel:
+def load_detector(
+    path: str | Path = "default", *, device: str = "cpu", base: Path | None = None, cpu_precision: str = "float32"
+) -> InjectionModel:
     """Load a detector directory (once per process): ``config.json``, the delta weights, the tokenizer."""
     import hashlib
 
@@ -178,7 +184,9 @@ def load_detector(path: str | Path = "default", *, device: str = "cpu", base: Pa
     from safetensors.torch import load_file
 
     directory = default_detector_path() if str(path) == "default" else Path(path)
-    key = (str(directory.resolve()), device)
+    if cpu_precision not in ("float32", "bfloat16"):
+        raise ValueError(f"cpu_precision must be float32 or bfloat16, not {cpu_precision!r}")
+    key = (str(directory.resolve()), device, cpu_precision)
     with _LOAD_LOCK:
         if key in _LOADED:
             return _LOADED[key]
@@ -205,6 +213,7 @@ def load_detector(path: str | Path = "default", *, device: str = "cpu", base: Pa
             window=int(config.get("window", 256)),
             threshold=float(config.get("threshold", 0.5)),
             digest=digest,
+            precision=cpu_precision,
         )
         _LOADED[key] = loaded
         return loaded

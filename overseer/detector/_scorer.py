@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from overseer._threads import model_executor
+from overseer._threads import cpu_precision, model_executor
 from overseer.scorers import BaseScorer, ScoreRequest
 from overseer.steps import Observation, Score
 
@@ -93,7 +93,11 @@ def build_scorer(name: str, spec: Any) -> DetectorScorer:
     except ImportError:
         raise MissingDependencyError("the injection detector", "prm") from None
     try:
-        model = load_detector(spec.model, device="cpu" if spec.device == "auto" else spec.device)
+        model = load_detector(
+            spec.model,
+            device="cpu" if spec.device == "auto" else spec.device,
+            cpu_precision=cpu_precision(spec.cpu_precision),
+        )
     except (OSError, ValueError) as err:
         raise ConfigError(f"scorer {name!r}: cannot load detector {spec.model!r}: {err}") from None
     return DetectorScorer(model, name=name, max_chars=spec.max_chars, threshold=spec.threshold)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from overseer._threads import model_executor
+from overseer._threads import cpu_precision, model_executor
 from overseer.exceptions import ConfigError
 from overseer.prm._model import StepModel, load_step_model
 from overseer.prm._render import RenderConfig, Renderer, Segment
@@ -352,7 +352,7 @@ def build_scorer(name: str, spec: PrmScorerSpec) -> PrmScorer:
         bad_token=spec.bad_token,
         trust_remote_code=spec.trust_remote_code,
         allow_download=spec.allow_download,
-        cpu_precision=spec.cpu_precision,
+        cpu_precision=cpu_precision(spec.cpu_precision),
     )
     given = spec.model_fields_set
     defaults = model.render

@@ -45,10 +45,11 @@ class PrmScorerSpec(BaseScorerSpec):
     pad_incremental: bool | None = None
     """Run the incremental steps of a batch as one padded pass (``null``: on a GPU only; on a CPU, padding rows of
     unequal length cost more than running them one after another)."""
-    cpu_precision: Literal["float32", "bfloat16"] = "float32"
+    cpu_precision: Literal["auto", "float32", "bfloat16"] = "auto"
     """On a CPU, the matrix products of the lean per-step path (the default PRM's family): ``bfloat16`` reads half
-    the bytes per step (faster where the CPU has bfloat16 instructions, e.g. AVX512-BF16 or AMX; slower where it
-    has none); scores move by up to a few thousandths (``overseer bench prm`` reports both)."""
+    the bytes per step (faster where the CPU has bfloat16 instructions, AVX512-BF16 or AMX; slower where it has
+    none); scores move by up to about a hundredth (``overseer bench prm`` reports both). ``auto``: bfloat16 where
+    the CPU has those instructions, float32 elsewhere."""
     trust_remote_code: bool = False
     """Allow the model's own code to run (Qwen2.5-Math-PRM needs it)."""
     allow_download: bool = False

@@ -80,3 +80,18 @@ def test_the_default_policy_sanitizes_the_output_and_blocks_the_planted_recipien
     assert "quick-share" not in seen.sanitized and "lunch is at noon" in seen.sanitized
     assert sent.action == "block"
     assert clean.action == "allow"
+
+
+def test_bfloat16_on_the_cpu_keeps_every_decision_on_the_everyday_outputs() -> None:
+    import json
+    from pathlib import Path
+
+    rows = Path(__file__).resolve().parents[2] / "tests" / "data" / "everyday_outputs.jsonl"
+    texts = [json.loads(line)["text"] for line in rows.read_text().splitlines() if line.strip()]
+    exact = load_detector("default").detect(texts)
+    half_model = load_detector("default", cpu_precision="bfloat16")
+    assert half_model.precision == "bfloat16" and half_model is not load_detector("default")
+    half = half_model.detect(texts)
+    assert [bool(d.spans) for d in half] == [bool(d.spans) for d in exact]
+    differences = [abs(a.score - b.score) for a, b in zip(exact, half, strict=True)]
+    assert 0 < max(differences) < 0.05
