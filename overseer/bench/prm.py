@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from overseer._threads import cpu_precision
 from overseer.prm import (
     PrmScorer,
     default_model_path,
@@ -72,6 +73,26 @@ async def _one(scorer: PrmScorer, task: str, steps: list[Step], trajectory_id: s
         latencies.append((time.perf_counter() - start) * 1000)
     await scorer.end_trajectory(trajectory_id)
     return latencies
+
+
+def policy_steps(task: str, steps: list[Step], repeats: int = 3, policy: Any = "default") -> dict[str, Any]:
+    """Per-step latency of a whole policy (the default: rules, the detector and the PRM, as shipped; no store).
+
+    On ``steps``: p50 / p99 by step kind over ``repeats`` runs after a warm-up run.
+    """
+    from overseer import Overseer
+
+    by_kind: dict[str, list[float]] = {}
+    with Overseer(policy, store=None) as overseer:
+        for r in range(repeats + 1):
+            with overseer.trajectory(task, id=f"policy-{r}") as run:
+                for step in steps:
+                    started = time.perf_counter()
+                    run.judge(step)
+                    if r:  # the first run warms up
+                        by_kind.setdefault(step.kind, []).append((time.perf_counter() - started) * 1000)
+    every = [t for samples in by_kind.values() for t in samples]
+    return {"all": _pct(every), **{kind: _pct(samples) for kind, samples in sorted(by_kind.items())}}
 
 
 def _pct(samples: list[float]) -> dict[str, float]:
@@ -202,6 +223,17 @@ def bench_prm(
             }
 
         result = asyncio.run(run())
+        if model == "default":
+            result["default_policy_per_step"] = policy_steps(task, trajectory, repeats)
+            exact = {
+                "version": 1, "name": "default-float32", "extends": "default",
+                "scorers": {
+                    "detector": {"type": "detector", "model": "default", "required": False, "cpu_precision": "float32"},
+                    "prm": {"type": "prm", "model": "default", "required": False, "cpu_precision": "float32"},
+                },
+            }  # fmt: skip
+            result["default_policy_per_step_float32"] = policy_steps(task, trajectory, repeats, exact)
+            result["cpu_precision_auto_here"] = cpu_precision("auto")
     return {
         "benchmark": "prm",
         "model": note or step_model.model_id,
