@@ -94,8 +94,9 @@ def average(first: Path, second: Path, weight: float, out: Path) -> None:
 @handle_errors
 def evaluate(policy: str, shared: Path, sources: str, asb_runs: int, concurrency: int, as_json: bool) -> None:
     """Replay every unseen source under a whole policy; one row per source (never one pooled figure)."""
-    from overseer.lab.detector.evaluate import evaluate_sources, spikee_detectors
+    from overseer.lab.detector.evaluate import detector_at_equal_false_positives, evaluate_sources, spikee_detectors
     from overseer.lab.detector.sources import eval_sets
+    from overseer.policy import load_policy
 
     wanted = [s.strip() for s in sources.split(",") if s.strip()]
     sets = eval_sets(shared, Path.cwd(), asb_runs=asb_runs)
@@ -104,9 +105,17 @@ def evaluate(policy: str, shared: Path, sources: str, asb_runs: int, concurrency
         fail(f"unknown source(s) {', '.join(unknown)}; known: {', '.join(sets)}")
     rows = evaluate_sources(policy, {name: sets[name] for name in wanted}, concurrency)
     if as_json:
-        out = {"policy": policy, "sources": rows}
+        out: dict[str, Any] = {"policy": policy, "sources": rows}
         if "spikee" in wanted:
             out["spikee_detectors"] = spikee_detectors(shared)
+            spec = load_policy(policy).scorers.get("detector")
+            if spec is not None:
+                from overseer._threads import cpu_precision
+
+                model, precision = getattr(spec, "model", "default"), getattr(spec, "cpu_precision", "float32")
+                out["spikee_detector_at_equal_false_positives"] = detector_at_equal_false_positives(
+                    sets["spikee"], model, cpu_precision(precision)
+                )
         click.echo(json.dumps(out, indent=2))
         return
     table = Table(title=f"unseen sources under policy {policy}")

@@ -95,3 +95,19 @@ def test_bfloat16_on_the_cpu_keeps_every_decision_on_the_everyday_outputs() -> N
     assert [bool(d.spans) for d in half] == [bool(d.spans) for d in exact]
     differences = [abs(a.score - b.score) for a, b in zip(exact, half, strict=True)]
     assert 0 < max(differences) < 0.05
+
+
+def test_caught_at_equal_false_positives_is_read_off_the_benign_scores() -> None:
+    from pathlib import Path
+
+    from overseer.lab.detector.evaluate import detector_at_equal_false_positives
+    from overseer.lab.detector.sources import everyday_sets
+
+    items = everyday_sets(Path(__file__).resolve().parents[2])["everyday_b"]
+    rows = detector_at_equal_false_positives(items, most=3)
+    assert [r["benign_flagged"] for r in rows] == [0, 1, 2, 3]
+    thresholds = [r["threshold_above"] for r in rows]
+    assert thresholds == sorted(thresholds, reverse=True)  # letting more benign through lowers the bar
+    caught = [r["injected_caught"] for r in rows]
+    assert caught == sorted(caught) and caught[-1] <= 14
+    assert caught[-1] >= 13  # set B's 14 injections, at the point where 3 benign outputs are flagged
