@@ -28,7 +28,8 @@ the third-round model's outputs were seen, and its miss was then looked at befor
 written; D was written before the fourth-round model was trained; E, structured outputs (record lists as YAML,
 JSON, repr), was written before the fifth round's data, and the fourth round's false positives on it are why the
 fifth round exists; F, structured outputs again, was written while the fifth round trained, before any of its
-outputs were seen).
+outputs were seen; G, outputs of everyday assistant suites in prose and records, was written after the shipped
+detector was fixed and before it read them).
 AgentDojo is used in no form.
 """
 
