@@ -14,7 +14,7 @@ from overseer.cli._common import console, fail, handle_errors
 
 __all__ = ["detector_group"]
 
-_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g"
+_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h"
 
 
 @click.group("detector")
@@ -35,10 +35,20 @@ def detector_group() -> None:
               help="How many goals addressed to the agent or to a person (the fourth round; 0: the third's set).")  # fmt: skip
 @click.option("--records", type=int, default=8000, show_default=True,
               help="How many structured outputs: records as YAML, JSON, repr (the fifth round; 0: the fourth's set).")  # fmt: skip
+@click.option("--about", type=int, default=0, show_default=True,
+              help="How many texts about AI, half with a passage to it (a sixth round, not shipped; 6000 was tried).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="JSON Lines (.gz) of documents.")
 @handle_errors
 def data(
-    shared: Path, seed: int, composed: int, notices: int, requests: int, goals: int, records: int, out: Path
+    shared: Path,
+    seed: int,
+    composed: int,
+    notices: int,
+    requests: int,
+    goals: int,
+    records: int,
+    about: int,
+    out: Path,
 ) -> None:
     """Write the training documents (composed + the training parts of the public corpora)."""
     from overseer.lab.detector.sources import training_docs
@@ -51,6 +61,7 @@ def data(
         requests=requests,
         goals=goals,
         records=records,
+        about=about,
     )
     opener: Any = gzip.open if out.suffix == ".gz" else open
     with opener(out, "wt", encoding="utf-8") as handle:

@@ -150,3 +150,21 @@ def test_averaging_two_detectors_weighs_each_and_refuses_unlike_ones(tmp_path: P
     save_file({"other": torch.zeros(2)}, str(zero / DELTA_FILE))
     with pytest.raises(ValueError, match="cannot be averaged"):
         average(shipped, zero, tmp_path / "bad")
+
+
+def test_texts_about_ai_label_the_addressee_not_the_topic() -> None:
+    from overseer.lab.detector.about_ai import about_ai
+
+    docs = list(about_ai(400, seed=2))
+    assert docs == list(about_ai(400, seed=2))
+    injected = [d for d in docs if d["spans"]]
+    benign = [d for d in docs if not d["spans"]]
+    assert 0.4 < len(injected) / len(docs) < 0.6
+    # benign texts talk about assistants, models and even prompt injection: the topic is no tell
+    benign_text = " ".join(d["text"] for d in benign)
+    assert "assistant" in benign_text and "prompt injection" in benign_text and "Tip: ask your assistant" in benign_text
+    for doc in injected:
+        ((start, end),) = doc["spans"]
+        passage = doc["text"][start:end]
+        assert passage == passage.strip() and len(passage) > 10
+        assert "% of readers" not in passage and "Tip: ask your assistant" not in passage

@@ -29,7 +29,8 @@ written; D was written before the fourth-round model was trained; E, structured 
 JSON, repr), was written before the fifth round's data, and the fourth round's false positives on it are why the
 fifth round exists; F, structured outputs again, was written while the fifth round trained, before any of its
 outputs were seen; G, outputs of everyday assistant suites in prose and records, was written after the shipped
-detector was fixed and before it read them).
+detector was fixed and before it read them; H, the same kinds and several texts about AI, while a sixth round
+trained, before either model read it).
 AgentDojo is used in no form.
 """
 
@@ -45,6 +46,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from overseer.lab.detector.about_ai import about_ai as texts_about_ai
 from overseer.lab.detector.compose import Doc, _sentences, compose, goal, injection
 from overseer.lab.detector.goals import goals as goal_pairs
 from overseer.lab.detector.notices import notices as service_notices
@@ -153,15 +155,17 @@ def training_docs(
     requests: int = 6000,
     goals: int = 6000,
     records: int = 8000,
+    about: int = 0,
 ) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
     ``notices`` service messages (:mod:`overseer.lab.detector.notices`, the second round's hard negatives) and
     ``requests`` between people (:mod:`overseer.lab.detector.requests`, the third round's) are added to the first
     round's documents, ``goals`` counterfactual pairs (:mod:`overseer.lab.detector.goals`, the fourth round's) and
-    ``records`` structured outputs (:mod:`overseer.lab.detector.records`, the fifth round's); with all four 0 the
-    first round's set is what comes back, with ``requests=0 goals=0 records=0`` the second's, with ``goals=0
-    records=0`` the third's, with ``records=0`` the fourth's.
+    ``records`` structured outputs (:mod:`overseer.lab.detector.records`, the fifth round's) and ``about`` texts
+    about AI (:mod:`overseer.lab.detector.about_ai`, a sixth round that was tried with 6000 and not shipped);
+    with all five 0 the first round's set is what comes back, with ``requests=0 goals=0 records=0`` the second's,
+    with ``goals=0 records=0`` the third's, with ``records=0`` the fourth's, with the defaults the fifth's.
     """
     r = random.Random(seed)
     docs: list[Doc] = list(compose(composed, seed=seed))
@@ -207,6 +211,7 @@ def training_docs(
     docs.extend(people_requests(requests, seed=seed))
     docs.extend(goal_pairs(goals, seed=seed))
     docs.extend(structured_records(records, seed=seed))
+    docs.extend(texts_about_ai(about, seed=seed))
     r.shuffle(docs)
     return docs
 
