@@ -12,6 +12,7 @@ one). The setting is made on overseer's model threads only; the caller's threads
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import os
 
 __all__ = ["cpu_precision", "model_executor", "model_threads", "share_cores"]
@@ -36,12 +37,18 @@ def model_threads() -> int:
 def cpu_precision(requested: str) -> str:
     """``auto`` resolved: ``bfloat16`` where the CPU has native bfloat16 (AVX512-BF16, AMX), else ``float32``.
 
-    Any other value comes back as it is. On the development CPU (AVX512-BF16) the detector and the PRM ran about 1.7 to 2.4 times faster with their
-    matrix products in bfloat16, and the whole unseen-source evaluation gave the same count in every cell (see the
-    detector's card). Without native instructions bfloat16 is emulated and slower, so float32 stays there.
+    Any other value comes back as it is. On the development CPU (AVX512-BF16) the detector and the PRM ran about
+    1.7 to 2.4 times faster with their matrix products in bfloat16, and the whole unseen-source evaluation gave the
+    same count in every cell (see the detector's card). Without native instructions bfloat16 is emulated and
+    slower, so float32 stays there. The CPU's flags are read once per process.
     """
     if requested != "auto":
         return requested
+    return _native_bf16()
+
+
+@functools.cache
+def _native_bf16() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
             flags = next((line for line in handle if line.startswith("flags")), "").split()
