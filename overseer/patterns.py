@@ -18,12 +18,16 @@ from overseer._regex import LinearPattern, compile_linear
 
 __all__ = [
     "DESTRUCTIVE",
+    "EFFECT_VERBS",
     "EMAIL",
     "INJECTION",
+    "READ_VERBS",
     "SECRETS",
     "SECRET_ARG",
+    "SHELL_EFFECT",
     "URL",
     "Pattern",
+    "effect_verb",
     "find_injection",
     "find_targets",
     "first_match",
@@ -161,6 +165,69 @@ INJECTION = (
         "orders a specific tool call",
     ),
 )
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Tool-name words that say a call changes something outside the agent (sends, pays, deletes, grants, books,
+# executes...), words that say it reads, and words that name a thing as often as an act ("lock" in SmartLock,
+# "email" in GmailSendEmail). Names are split into words at case changes, underscores, dots and dashes.
+EFFECT_VERBS = _words(
+    """
+    add append apply approve archive assign ban book buy cancel charge checkout commit create deactivate delete
+    deploy deposit disable dispatch drop edit enable enroll erase execute forward grant install invite invest kill
+    launch merge modify move overwrite pay place publish purchase push redirect refund register reject remove rename
+    reply reschedule reset restart revoke schedule sell send share shutdown sign submit subscribe terminate trade
+    transfer tweet uninstall unlock unsubscribe update upload upsert vote withdraw wipe write
+    """
+)
+READ_VERBS = _words(
+    """
+    analyze analyse browse calculate check compute count describe detect download estimate fetch find get inspect
+    list locate look lookup monitor preview query read recognize retrieve scan search show summarize track translate
+    verify view
+    """
+)
+_EFFECT_NOUNS = _words(
+    """
+    block change clear close control email lock mail make message order post report request rm run set start stop
+    """
+)
+_SHELL_WORDS = frozenset({"terminal", "shell", "bash", "sh", "cmd", "command", "console", "exec", "execute", "run"})
+_SHELL_ARGS = ("command", "cmd", "script", "commands", "input")
+SHELL_EFFECT = pattern(
+    "shell-effect",
+    r"(^|[;&|(`]\s*|\b(sudo|xargs|exec)\s+)(rm|rmdir|mv|cp|kill|pkill|killall|chmod|chown|chattr|dd|mkfs\S*|shred|"
+    r"truncate|ln|touch|mkdir|useradd|userdel|usermod|passwd|crontab|iptables|ufw|shutdown|reboot|halt|mount|umount|"
+    r"apt(-get)?\s+(remove|purge|autoremove|install|upgrade)|yum\s+(remove|install)|dnf\s+(remove|install)|"
+    r"brew\s+(uninstall|install)|pip3?\s+(un)?install|npm\s+(un)?install|systemctl\s+(stop|disable|restart|mask)|"
+    r"service\s+\S+\s+(stop|restart)|git\s+(push|reset|clean|commit|checkout)|docker\s+(rm|rmi|stop|kill|run)|"
+    r"kubectl\s+(delete|apply|scale)|scp|rsync|curl|wget|ssh|sed\s+-i|tee|find\s.*-(delete|exec))\b|"
+    r"[^<>=0-9&]>>?\s*[~/.\w$]",
+    "a shell command that changes files, processes, packages or the network",
+)
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def effect_verb(tool: str, args: Mapping[str, Any] | None = None) -> str | None:
+    """The word of a tool call that makes it side-effecting (see ``EFFECT_VERBS``), or ``None`` for a read.
+
+    A shell tool (its name says terminal, shell, bash, command...) with a command argument is side-effecting only
+    when the command changes something (``SHELL_EFFECT``): ``ls`` and ``df -h`` are reads, ``rm``, ``kill`` and a
+    redirection into a file are not.
+    """
+    words = [w.lower() for w in _WORD.findall(tool)]
+    if args is not None and _SHELL_WORDS.intersection(words):
+        command = next((args[k] for k in _SHELL_ARGS if isinstance(args.get(k), str)), None)
+        if command is not None:
+            return "shell" if SHELL_EFFECT.regex.search(command) else None
+    strong = next((w for w in words if w in EFFECT_VERBS), None)
+    if strong is not None or READ_VERBS.intersection(words):
+        return strong  # a read verb without an effect verb: a read (get_lock_status, SmartLockViewAccessHistory)
+    return next((w for w in words if w in _EFFECT_NOUNS), None)
+
 
 URL = compile_linear(r"\b(?:https?|ftp)://[^\s\"'<>()\[\]{}]+", ignore_case=True)
 EMAIL = compile_linear(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
