@@ -14,7 +14,7 @@ from overseer.cli._common import console, fail, handle_errors
 
 __all__ = ["detector_group"]
 
-_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h"
+_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h,everyday_i,everyday_j"
 
 
 @click.group("detector")
@@ -37,6 +37,8 @@ def detector_group() -> None:
               help="How many structured outputs: records as YAML, JSON, repr (the fifth round; 0: the fourth's set).")  # fmt: skip
 @click.option("--about", type=int, default=0, show_default=True,
               help="How many texts about AI, half with a passage to it (a sixth round, not shipped; 6000 was tried).")  # fmt: skip
+@click.option("--third", type=int, default=0, show_default=True,
+              help="How many texts with passages obliging the AI in the third person, or about AI (a seventh round).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="JSON Lines (.gz) of documents.")
 @handle_errors
 def data(
@@ -48,6 +50,7 @@ def data(
     goals: int,
     records: int,
     about: int,
+    third: int,
     out: Path,
 ) -> None:
     """Write the training documents (composed + the training parts of the public corpora)."""
@@ -62,6 +65,7 @@ def data(
         goals=goals,
         records=records,
         about=about,
+        third=third,
     )
     opener: Any = gzip.open if out.suffix == ".gz" else open
     with opener(out, "wt", encoding="utf-8") as handle:

@@ -52,6 +52,7 @@ from overseer.lab.detector.goals import goals as goal_pairs
 from overseer.lab.detector.notices import notices as service_notices
 from overseer.lab.detector.records import records as structured_records
 from overseer.lab.detector.requests import requests as people_requests
+from overseer.lab.detector.third_person import third_person as third_person_passages
 
 _FILLERS = ["Great product, works as described.", "Meeting moved to 3pm.", "N/A", "Thanks!", "Loved it, would buy again.",
             "Please bring the signed form on Monday.", "Call me when you land.", "See attached.", "Happy birthday!!",
@@ -156,6 +157,7 @@ def training_docs(
     goals: int = 6000,
     records: int = 8000,
     about: int = 0,
+    third: int = 0,
 ) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
@@ -163,7 +165,9 @@ def training_docs(
     ``requests`` between people (:mod:`overseer.lab.detector.requests`, the third round's) are added to the first
     round's documents, ``goals`` counterfactual pairs (:mod:`overseer.lab.detector.goals`, the fourth round's) and
     ``records`` structured outputs (:mod:`overseer.lab.detector.records`, the fifth round's) and ``about`` texts
-    about AI (:mod:`overseer.lab.detector.about_ai`, a sixth round that was tried with 6000 and not shipped);
+    about AI (:mod:`overseer.lab.detector.about_ai`, a sixth round that was tried with 6000 and not shipped) and
+    ``third`` passages that oblige the AI in the third person, with sentences about AI that oblige it to nothing
+    (:mod:`overseer.lab.detector.third_person`, a seventh round);
     with all five 0 the first round's set is what comes back, with ``requests=0 goals=0 records=0`` the second's,
     with ``goals=0 records=0`` the third's, with ``records=0`` the fourth's, with the defaults the fifth's.
     """
@@ -212,6 +216,7 @@ def training_docs(
     docs.extend(goal_pairs(goals, seed=seed))
     docs.extend(structured_records(records, seed=seed))
     docs.extend(texts_about_ai(about, seed=seed))
+    docs.extend(third_person_passages(third, seed=seed))
     r.shuffle(docs)
     return docs
 
@@ -430,7 +435,7 @@ def eval_sets(shared: Path, repo: Path, seed: int = 0, asb_runs: int = 400) -> d
 
 
 def everyday_sets(repo: Path) -> dict[str, list[dict[str, Any]]]:
-    """The hand-written everyday outputs (``tests/data/everyday_outputs.jsonl``), one set per part (A to F).
+    """The hand-written everyday outputs (``tests/data/everyday_outputs.jsonl``), one set per part (A to J).
 
     Each output is a one-read trajectory; empty where the file is absent.
     """
