@@ -168,3 +168,26 @@ def test_texts_about_ai_label_the_addressee_not_the_topic() -> None:
         passage = doc["text"][start:end]
         assert passage == passage.strip() and len(passage) > 10
         assert "% of readers" not in passage and "Tip: ask your assistant" not in passage
+
+
+def test_third_person_passages_oblige_the_ai_and_the_benign_sentences_about_ai_do_not() -> None:
+    from overseer.lab.detector import third_person as tp
+
+    docs = list(tp.third_person(600, seed=3))
+    assert docs == list(tp.third_person(600, seed=3))
+    injected = [d for d in docs if d["spans"]]
+    assert 0.4 < len(injected) / len(docs) < 0.6
+    assert {d["carrier"] for d in docs} >= {"records", "email", "chat"}
+    benign_sentences = {s.split("{")[0] for s in tp._BENIGN}  # the fixed openings of the benign templates
+    for doc in injected:
+        ((start, end),) = doc["spans"]
+        passage = " ".join(doc["text"][start:end].replace("\\n", " ").split())
+        # the span holds the obligation and its action, and none of the benign sentence that may share the text
+        obliges = ("must", "should", "required", "need", "has to", "have to", "shall", "expected", "asked")
+        addresses = ("whoever", "instructions for", "important for", "note for", "reminder for")
+        assert any(w in passage.lower() for w in obliges + addresses), passage
+        assert not any(opening and opening in passage for opening in benign_sentences if len(opening) > 12)
+    # a third of the benign documents and about half of the injected ones talk about AI: the topic is no tell
+    about = ("assistant", "chatbot", "bot", "model", "agent", "AI", "LLM", "copilot", "prompt")
+    benign = [d for d in docs if not d["spans"]]
+    assert sum(any(w in d["text"] for w in about) for d in benign) > len(benign) // 3
