@@ -33,6 +33,7 @@ __all__ = [
     "first_match",
     "globs",
     "json_strings",
+    "non_target_arg",
     "pattern",
 ]
 
@@ -195,6 +196,19 @@ _EFFECT_NOUNS = _words(
     block change clear close control email lock mail make message order post report request rm run set start stop
     """
 )
+_NON_TARGET_WORDS = _words(
+    """
+    body text content message subject summary note notes description caption title comment reply bio review html
+    markdown draft msg memo session token cookie csrf
+    """
+)
+
+
+def non_target_arg(name: str) -> bool:
+    """Whether an argument is no target a user would name: composed text (``emailBody``) or plumbing (``session_token``)."""
+    return any(w.lower() in _NON_TARGET_WORDS for w in _WORD.findall(name))
+
+
 _SHELL_WORDS = frozenset({"terminal", "shell", "bash", "sh", "cmd", "command", "console", "exec", "execute", "run"})
 _SHELL_ARGS = ("command", "cmd", "script", "commands", "input")
 SHELL_EFFECT = pattern(
