@@ -45,7 +45,7 @@ class PrmScorerSpec(BaseScorerSpec):
     pad_incremental: bool | None = None
     """Run the incremental steps of a batch as one padded pass (``null``: on a GPU only; on a CPU, padding rows of
     unequal length cost more than running them one after another)."""
-    cpu_precision: Literal["auto", "float32", "bfloat16"] = "auto"
+    cpu_precision: Literal["auto", "float32", "bfloat16", "int8"] = "auto"
     """On a CPU, the matrix products of the lean per-step path (the default PRM's family): ``bfloat16`` reads half
     the bytes per step (faster where the CPU has bfloat16 instructions, AVX512-BF16 or AMX; slower where it has
     none); scores move by up to about a hundredth (``overseer bench prm`` reports both). ``auto``: bfloat16 where
