@@ -128,8 +128,8 @@ def bench_prm(
             single = PrmScorer(step_model, batch_size=1, max_wait_ms=0, slide_keep=slide_keep)
             reencode = PrmScorer(step_model, batch_size=1, max_wait_ms=0, incremental=False)
             # the same steps through transformers' forward pass, where the lean path replaces it (the earlier path),
-            # and through the lean path with bfloat16 matrix products (the opt-in `cpu_precision: bfloat16`)
-            plain = half = None
+            # and through the lean path with bfloat16 and with int8 matrix products (`cpu_precision`)
+            plain = half = quarter = None
             if step_model.lean is not None:
                 plain = PrmScorer(
                     load_step_model(model, lean=False), batch_size=1, max_wait_ms=0, slide_keep=slide_keep
@@ -138,11 +138,15 @@ def bench_prm(
                 half_model = load_step_model(model, cpu_precision="bfloat16")
                 half = PrmScorer(half_model, batch_size=1, max_wait_ms=0, slide_keep=slide_keep)
                 await _one(half, task, trajectory, "warm-up")
+                int8_model = load_step_model(model, cpu_precision="int8")
+                quarter = PrmScorer(int8_model, batch_size=1, max_wait_ms=0, slide_keep=slide_keep)
+                await _one(quarter, task, trajectory, "warm-up")
             await _one(single, task, trajectory, "warm-up")
             single.stats.clear()
             latency: list[float] = []
             plain_latency: list[float] = []
             half_latency: list[float] = []
+            int8_latency: list[float] = []
             incremental_runs, reencode_runs = [], []
             for r in range(repeats):  # interleaved, so that a busy moment of the machine hits both alike
                 started = time.perf_counter()
@@ -151,9 +155,10 @@ def bench_prm(
                 started = time.perf_counter()
                 await _one(reencode, task, trajectory, f"full{r}")
                 reencode_runs.append(time.perf_counter() - started)
-                if plain is not None and half is not None:
+                if plain is not None and half is not None and quarter is not None:
                     plain_latency += await _one(plain, task, trajectory, f"plain{r}")
                     half_latency += await _one(half, task, trajectory, f"half{r}")
+                    int8_latency += await _one(quarter, task, trajectory, f"int8{r}")
             # is a step's cost flat along a long trajectory? (the window slides: the cost of a slide is in the tail)
             _, long_run = synthetic_trajectory(long_steps)
             longer = PrmScorer(step_model, batch_size=1, max_wait_ms=0, slide_keep=slide_keep)
@@ -188,6 +193,8 @@ def bench_prm(
                         "lean_speedup_p50": round(_pct(plain_latency)["p50_ms"] / _pct(latency)["p50_ms"], 2),
                         "batch_1_incremental_lean_bfloat16": _pct(half_latency),
                         "bfloat16_speedup_p50": round(_pct(latency)["p50_ms"] / _pct(half_latency)["p50_ms"], 2),
+                        "batch_1_incremental_lean_int8": _pct(int8_latency),
+                        "int8_speedup_p50": round(_pct(latency)["p50_ms"] / _pct(int8_latency)["p50_ms"], 2),
                     }
                     if plain is not None
                     else {}
@@ -233,6 +240,11 @@ def bench_prm(
                 },
             }  # fmt: skip
             result["default_policy_per_step_float32"] = policy_steps(task, trajectory, repeats, exact)
+            int8 = {
+                "version": 1, "name": "default-int8-prm", "extends": "default",
+                "scorers": {"prm": {"type": "prm", "model": "default", "required": False, "cpu_precision": "int8"}},
+            }  # fmt: skip
+            result["default_policy_per_step_prm_int8"] = policy_steps(task, trajectory, repeats, int8)
             result["cpu_precision_auto_here"] = cpu_precision("auto")
     return {
         "benchmark": "prm",

@@ -48,8 +48,10 @@ class PrmScorerSpec(BaseScorerSpec):
     cpu_precision: Literal["auto", "float32", "bfloat16", "int8"] = "auto"
     """On a CPU, the matrix products of the lean per-step path (the default PRM's family): ``bfloat16`` reads half
     the bytes per step (faster where the CPU has bfloat16 instructions, AVX512-BF16 or AMX; slower where it has
-    none); scores move by up to about a hundredth (``overseer bench prm`` reports both). ``auto``: bfloat16 where
-    the CPU has those instructions, float32 elsewhere."""
+    none); scores move by up to about a hundredth (``overseer bench prm`` reports both). ``int8`` reads a quarter
+    (weights quantised per output channel, activations per step, through PyTorch's dynamic quantised linear, which
+    PyTorch has marked for removal in a future release); opt-in only. ``auto``: bfloat16 where the CPU has those
+    instructions, float32 elsewhere."""
     trust_remote_code: bool = False
     """Allow the model's own code to run (Qwen2.5-Math-PRM needs it)."""
     allow_download: bool = False

@@ -74,3 +74,20 @@ def test_bfloat16_products_stay_within_a_hundredth_of_float32() -> None:
     half = run(PrmScorer(half_model), task, steps)
     assert half == pytest.approx(exact, abs=0.01)
     assert half != exact  # the products really ran in bfloat16
+
+
+def test_int8_products_stay_within_a_hundredth_of_float32_and_are_opt_in() -> None:
+    from overseer.prm._spec import PrmScorerSpec
+
+    task, steps = trajectory(8)
+    exact = run(PrmScorer(load_step_model("default", device="cpu")), task, steps)
+    int8_model = load_step_model("default", device="cpu", cpu_precision="int8")
+    assert int8_model.lean is not None and int8_model.lean.precision == "int8"
+    quantised = run(PrmScorer(int8_model), task, steps)
+    assert quantised == pytest.approx(exact, abs=0.01)
+    assert quantised != exact  # the products really ran in int8
+    # a policy asks for it by name; `auto` never picks it
+    assert PrmScorerSpec(type="prm", cpu_precision="int8").cpu_precision == "int8"
+    from overseer._threads import cpu_precision
+
+    assert cpu_precision("auto") in ("float32", "bfloat16")
