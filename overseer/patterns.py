@@ -178,10 +178,10 @@ def _words(text: str) -> frozenset[str]:
 EFFECT_VERBS = _words(
     """
     add append apply approve archive assign ban book buy cancel charge checkout commit create deactivate delete
-    deploy deposit disable dispatch drop edit enable enroll erase execute forward grant install invite invest kill
-    launch merge modify move overwrite pay place publish purchase push redirect refund register reject remove rename
-    reply reschedule reset restart revoke schedule sell send share shutdown sign submit subscribe terminate trade
-    transfer tweet uninstall unlock unsubscribe update upload upsert vote withdraw wipe write
+    deploy deposit disable drop edit enable enroll erase execute forward give grant install invest invite kill
+    launch manipulate merge modify move overwrite pay place publish purchase push redirect refund register reject
+    remove rename reply reschedule reset restart revoke schedule sell send share shutdown sign submit subscribe
+    terminate trade transfer tweet uninstall unlock unsubscribe update upload upsert vote wipe withdraw write
     """
 )
 READ_VERBS = _words(
@@ -193,7 +193,8 @@ READ_VERBS = _words(
 )
 _EFFECT_NOUNS = _words(
     """
-    block change clear close control email lock mail make message order post report request rm run set start stop
+    block change clear close complete control dispatch email generate lock mail make manage message order post report
+    request rm run set start stop
     """
 )
 _NON_TARGET_WORDS = _words(
