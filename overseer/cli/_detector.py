@@ -135,7 +135,7 @@ def evaluate(policy: str, shared: Path, sources: str, asb_runs: int, concurrency
         return
     table = Table(title=f"unseen sources under policy {policy}")
     for column in ("source", "injected outputs caught", "hijacked calls stopped", "benign calls blocked",
-                   "benign outputs blocked/sanitised", "benign runs interrupted"):  # fmt: skip
+                   "benign outputs blocked/sanitised", "benign runs interrupted", "benign runs flagged"):  # fmt: skip
         table.add_column(column, justify="right" if column != "source" else "left")
 
     def frac(a: int, b: int) -> str:
@@ -149,5 +149,6 @@ def evaluate(policy: str, shared: Path, sources: str, asb_runs: int, concurrency
             frac(r["benign_calls_blocked"], r["benign_calls"]),
             frac(r["benign_outputs_removed"], r["benign_outputs"]),
             frac(r["benign_runs_interrupted"], r["benign_runs"]),
+            frac(r["benign_runs_flagged"], r["benign_runs"]),
         )
     console.print(table)

@@ -66,28 +66,18 @@ def test_a_lean_cache_crops_like_a_dynamic_cache(bert_decoder: Path) -> None:
         model.score_continuation(list(range(600)), [0], cache)
 
 
-def test_bfloat16_products_stay_within_a_hundredth_of_float32() -> None:
-    task, steps = trajectory(8)
-    exact = run(PrmScorer(load_step_model("default", device="cpu")), task, steps)
-    half_model = load_step_model("default", device="cpu", cpu_precision="bfloat16")
-    assert half_model.lean is not None and half_model.lean.precision == "bfloat16"
-    half = run(PrmScorer(half_model), task, steps)
-    assert half == pytest.approx(exact, abs=0.01)
-    assert half != exact  # the products really ran in bfloat16
-
-
-def test_int8_products_stay_within_a_hundredth_of_float32_and_are_opt_in() -> None:
+@pytest.mark.parametrize("precision", ["bfloat16", "int8"])
+def test_narrow_products_stay_within_a_hundredth_of_float32(precision: str) -> None:
+    from overseer._threads import cpu_precision
     from overseer.prm._spec import PrmScorerSpec
 
     task, steps = trajectory(8)
     exact = run(PrmScorer(load_step_model("default", device="cpu")), task, steps)
-    int8_model = load_step_model("default", device="cpu", cpu_precision="int8")
-    assert int8_model.lean is not None and int8_model.lean.precision == "int8"
-    quantised = run(PrmScorer(int8_model), task, steps)
-    assert quantised == pytest.approx(exact, abs=0.01)
-    assert quantised != exact  # the products really ran in int8
-    # a policy asks for it by name; `auto` never picks it
-    assert PrmScorerSpec(type="prm", cpu_precision="int8").cpu_precision == "int8"
-    from overseer._threads import cpu_precision
-
+    narrow_model = load_step_model("default", device="cpu", cpu_precision=precision)
+    assert narrow_model.lean is not None and narrow_model.lean.precision == precision
+    narrow = run(PrmScorer(narrow_model), task, steps)
+    assert narrow == pytest.approx(exact, abs=0.01)
+    assert narrow != exact  # the products really ran in the narrower type
+    # a policy asks for either by name; `auto` picks bfloat16 or float32, never int8
+    assert PrmScorerSpec(type="prm", cpu_precision=precision).cpu_precision == precision
     assert cpu_precision("auto") in ("float32", "bfloat16")
