@@ -18,6 +18,7 @@ from overseer._regex import LinearPattern, compile_linear
 
 __all__ = [
     "DESTRUCTIVE",
+    "EFFECT_FAMILIES",
     "EFFECT_VERBS",
     "EMAIL",
     "INJECTION",
@@ -27,6 +28,8 @@ __all__ = [
     "SHELL_EFFECT",
     "URL",
     "Pattern",
+    "asked_for",
+    "effect_family",
     "effect_verb",
     "find_injection",
     "find_targets",
@@ -242,6 +245,127 @@ def effect_verb(tool: str, args: Mapping[str, Any] | None = None) -> str | None:
     if strong is not None or READ_VERBS.intersection(words):
         return strong  # a read verb without an effect verb: a read (get_lock_status, SmartLockViewAccessHistory)
     return next((w for w in words if w in _EFFECT_NOUNS), None)
+
+
+
+# What kind of change a side-effecting call makes, from the words of its tool's name (first family that names one of
+# them; a call named by none is a plain "change"), and the words of a request that ask for that kind: a user who
+# never said pay, transfer, refund, rent, a currency... asked for no payment. Request words are matched on word
+# stems (``sent`` / ``sending`` -> ``send``); nouns count, since "the invoice" or "my appointment" name what the user
+# wants acted on. The lists err towards "asked": they only say that a request *could* cover the call.
+EFFECT_FAMILIES: dict[str, frozenset[str]] = {
+    "money": _words(
+        """
+        pay payment payments transfer transfers refund deposit withdraw withdrawal charge invest trade buy sell
+        purchase checkout order money fund funds wire tip donate donation transaction transactions
+        """
+    ),
+    "access": _words("grant revoke unlock lock password passwords permission permissions access guest guests key keys role roles admin reset ban"),
+    "remove": _words("delete remove erase wipe drop uninstall archive kill terminate rm clear shutdown deactivate disable purge trash"),
+    "booking": _words("book booking schedule reschedule reserve reservation appointment event events meeting calendar register enroll subscribe unsubscribe rsvp cancel"),
+    "communicate": _words("send forward reply tweet publish email mail message messages post share invite notify sms text call comment dm chat"),
+}
+_REQUEST_WORDS: dict[str, frozenset[str]] = {
+    "money": _words(
+        """
+        pay paid payment transfer refund reimburse deposit withdraw charge invest trade buy sell purchase checkout
+        order donate tip money bill invoice rent fee subscription settle fund loan cash shop cart stock share
+        euro dollar pound cent $ € £ usd eur gbp chf split owe
+        """
+    ),
+    "access": _words(
+        """
+        grant revoke access permission unlock lock password passcode reset approve reject assign guest key allow deny
+        role admin account login log hack locked credential security
+        """
+    ),
+    "remove": _words(
+        """
+        delete remove erase wipe clean clear purge drop discard trash rid uninstall archive cancel unsubscribe kill
+        stop terminate shut free deactivate disable ban close empty reset undo
+        """
+    ),
+    "booking": _words(
+        """
+        book reserve reservation schedule reschedule cancel appointment meeting event calendar rsvp arrange plan
+        organize organise slot table flight hotel ticket trip register sign enroll enrol subscribe unsubscribe join
+        block alarm remind reminder
+        """
+    ),
+    "communicate": _words(
+        """
+        send forward reply respond answer tell inform notify contact let know write announce ping remind reach
+        introduce cc share invite publish ask follow confirm thank congratulate welcome greet
+        """
+    ),
+    "change": _words(
+        """
+        add create make new update change edit modify set rename move write save fix adjust correct mark complete
+        assign apply append upload register submit install enable disable turn start stop restart deploy merge
+        commit push run execute launch open close put replace convert generate build copy organize organise sort
+        prepare draft tidy configure upgrade clean delete remove block
+        """
+    ),
+}
+# Words by which a user hands the agent a document's instructions or a whole job ("do the tasks in this e-mail",
+# "handle it", "act accordingly"): any kind of change is then asked for.
+_DELEGATION = _words(
+    """
+    handle deal care follow instruction instructions task tasks todo to-do action actions accordingly whatever
+    everything sort process resolve carry
+    """
+)
+_STEM = re.compile(r"[a-z0-9$€£]+(?:-[a-z]+)?")
+
+
+# Words that name a message as often as they ask for one: "email Bob" asks for a send, "the email from Bob" and
+# "my messages" do not. They count as a request only as a verb: not plural, not after an article or a possessive.
+_MESSAGE_WORDS = _words("email e-mail mail message text sms dm chat post note call tweet comment")
+_DETERMINERS = _words(
+    """
+    a an the my your his her their our its this that these those latest last new recent unread any some every all
+    each which what whose first next previous same
+    """
+)
+
+
+def _stems(text: str) -> set[str]:
+    out: set[str] = set()
+    before = ""
+    for word in _STEM.findall(text.lower()):
+        previous, before = before, word
+        if word in _MESSAGE_WORDS or word.rstrip("s") in _MESSAGE_WORDS:
+            if word in _MESSAGE_WORDS and previous not in _DETERMINERS:
+                out.add("message:" + word)
+            continue
+        out.add(word)
+        for suffix in ("ing", "ed", "es", "s", "e", "d"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                out.add(word[: -len(suffix)])
+    return out
+
+
+_REQUEST_STEMS = {family: frozenset(_stems(" ".join(words))) for family, words in _REQUEST_WORDS.items()}
+_DELEGATION_STEMS = frozenset(_stems(" ".join(_DELEGATION)))
+
+
+def effect_family(tool: str) -> str:
+    """The kind of change a side-effecting call makes: money, access, remove, booking, communicate or change."""
+    words = {w.lower() for w in _WORD.findall(tool)}
+    return next((family for family, names in EFFECT_FAMILIES.items() if words & names), "change")
+
+
+def asked_for(tool: str, verb: str, request: str) -> bool:
+    """Whether ``request`` (what the user said) could ask for a call of ``tool`` that ``effect_verb`` named ``verb``.
+
+    True when the request holds a word of the call's family (``effect_family``), the verb itself, or a word that
+    hands the agent a job or a document's instructions ("handle", "follow", "the tasks", "accordingly").
+    """
+    stems = _stems(request)
+    family = effect_family(tool)
+    if family == "communicate" and any(s.startswith("message:") for s in stems):
+        return True
+    return bool(stems & (_REQUEST_STEMS[family] | _DELEGATION_STEMS)) or verb in stems
 
 
 URL = compile_linear(r"\b(?:https?|ftp)://[^\s\"'<>()\[\]{}]+", ignore_case=True)
