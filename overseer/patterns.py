@@ -29,6 +29,8 @@ __all__ = [
     "URL",
     "Pattern",
     "asked_for",
+    "search_tool",
+    "visited_urls",
     "effect_family",
     "effect_verb",
     "find_injection",
@@ -247,7 +249,6 @@ def effect_verb(tool: str, args: Mapping[str, Any] | None = None) -> str | None:
     return next((w for w in words if w in _EFFECT_NOUNS), None)
 
 
-
 # What kind of change a side-effecting call makes, from the words of its tool's name (first family that names one of
 # them; a call named by none is a plain "change"), and the words of a request that ask for that kind: a user who
 # never said pay, transfer, refund, rent, a currency... asked for no payment. Request words are matched on word
@@ -260,10 +261,18 @@ EFFECT_FAMILIES: dict[str, frozenset[str]] = {
         purchase checkout order money fund funds wire tip donate donation transaction transactions
         """
     ),
-    "access": _words("grant revoke unlock lock password passwords permission permissions access guest guests key keys role roles admin reset ban"),
-    "remove": _words("delete remove erase wipe drop uninstall archive kill terminate rm clear shutdown deactivate disable purge trash"),
-    "booking": _words("book booking schedule reschedule reserve reservation appointment event events meeting calendar register enroll subscribe unsubscribe rsvp cancel"),
-    "communicate": _words("send forward reply tweet publish email mail message messages post share invite notify sms text call comment dm chat"),
+    "access": _words(
+        "grant revoke unlock lock password passwords permission permissions access guest guests key keys role roles admin reset ban"
+    ),
+    "remove": _words(
+        "delete remove erase wipe drop uninstall archive kill terminate rm clear shutdown deactivate disable purge trash"
+    ),
+    "booking": _words(
+        "book booking schedule reschedule reserve reservation appointment event events meeting calendar register enroll subscribe unsubscribe rsvp cancel"
+    ),
+    "communicate": _words(
+        "send forward reply tweet publish email mail message messages post share invite notify sms text call comment dm chat"
+    ),
 }
 _REQUEST_WORDS: dict[str, frozenset[str]] = {
     "money": _words(
@@ -307,6 +316,19 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         """
     ),
 }
+# A read that fetches a web address (``get_webpage(url=...)``, ``WebBrowserNavigateTo``) reaches a server of the
+# address's choosing, and a URL can carry data out in its path: the user asked for it when they spoke of a website,
+# a page, a link, an article, browsing or searching.
+_REQUEST_WORDS["visit"] = _words(
+    """
+    visit open browse navigate website site page webpage web link url article blog online internet http https www
+    download go click search google look research source sources
+    """
+)
+# Tools whose output lists addresses for the agent to choose from: a URL first seen there was found for the user.
+_SEARCH_WORDS = _words("search find query lookup google bing duckduckgo results")
+
+
 # Words by which a user hands the agent a document's instructions or a whole job ("do the tasks in this e-mail",
 # "handle it", "act accordingly"): any kind of change is then asked for.
 _DELEGATION = _words(
@@ -355,6 +377,21 @@ def effect_family(tool: str) -> str:
     return next((family for family, names in EFFECT_FAMILIES.items() if words & names), "change")
 
 
+def visited_urls(args: Mapping[str, Any]) -> list[str]:
+    """The web addresses a call fetches: argument values that are a URL (with a scheme, or starting ``www.``)."""
+    out = []
+    for value in json_strings(args):
+        text = value.strip().lower()
+        if text and not any(c.isspace() for c in text) and (text.startswith(("http://", "https://", "www."))):
+            out.append(text.rstrip(".,;:!?"))
+    return out
+
+
+def search_tool(tool: str) -> bool:
+    """Whether a tool's name says it searches (its output lists addresses the agent may fetch)."""
+    return bool(_SEARCH_WORDS.intersection(w.lower() for w in _WORD.findall(tool)))
+
+
 def asked_for(tool: str, verb: str, request: str) -> bool:
     """Whether ``request`` (what the user said) could ask for a call of ``tool`` that ``effect_verb`` named ``verb``.
 
@@ -362,7 +399,7 @@ def asked_for(tool: str, verb: str, request: str) -> bool:
     hands the agent a job or a document's instructions ("handle", "follow", "the tasks", "accordingly").
     """
     stems = _stems(request)
-    family = effect_family(tool)
+    family = "visit" if verb == "visit" else effect_family(tool)
     if family == "communicate" and any(s.startswith("message:") for s in stems):
         return True
     return bool(stems & (_REQUEST_STEMS[family] | _DELEGATION_STEMS)) or verb in stems
