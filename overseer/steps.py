@@ -69,7 +69,8 @@ class _StepBase(BaseModel):
     provenance: Provenance | None = None
     """Where the step came from."""
     metadata: dict[str, Any] = Field(default_factory=dict)
-    """Free-form JSON metadata; never read by the policy engine."""
+    """Free-form JSON metadata; never read by the policy engine. The rules scorer reads one key of a tool call's:
+    ``tool_hints`` (``read_only``, ``destructive``: what the tool's server declared; the MCP proxy sets it)."""
 
     def text(self) -> str:
         """The step as one line of text, for pattern rules and model input."""

@@ -106,6 +106,8 @@ class McpGuard:
     """Tool name -> why it is withheld (changed since it was pinned, or a poisoned description)."""
     _described: dict[str, str] = field(default_factory=dict)
     _judged: set[str] = field(default_factory=set)
+    _hints: dict[str, dict[str, bool]] = field(default_factory=dict)
+    """Tool name -> what the server declared of it (``read_only``, ``destructive``), put on each call's metadata."""
     _handle: TrajectoryHandle | None = None
     _halted: str | None = None
     _calls: int = 0
@@ -196,6 +198,10 @@ class McpGuard:
                     self.withheld[tool.name] = f"its description was judged {verdict.action}: {verdict.reason}"
                     continue
             kept.append(tool)
+            hints = tool.annotations
+            if hints is not None:  # only what was declared: the protocol's defaults say nothing of this tool
+                declared = {"read_only": hints.read_only_hint, "destructive": hints.destructive_hint}
+                self._hints[tool.name] = {k: v for k, v in declared.items() if v is not None}
         return types.ListToolsResult(tools=kept, next_cursor=listed.next_cursor)
 
     async def call_tool(
@@ -210,7 +216,9 @@ class McpGuard:
         self._calls += 1
         call_id = f"call-{self._calls}"
         args = dict(params.arguments or {})
-        verdict = await handle.ajudge(ToolCall(tool=params.name, args=args, call_id=call_id))
+        hints = self._hints.get(params.name)
+        metadata = {"tool_hints": hints} if hints else {}
+        verdict = await handle.ajudge(ToolCall(tool=params.name, args=args, call_id=call_id, metadata=metadata))
         if verdict.halt:
             self._halted = verdict.reason
         if verdict.action == "escalate" and self.audit is not None:

@@ -123,8 +123,28 @@ def test_the_audit_survives_a_proxy_restart(tmp_path: Path) -> None:
     with AuditStore(store) as audit:
         trajectories = audit.list_trajectories()
         counts = sorted(len(audit.get_trajectory(t.id)[1]) for t in trajectories)  # type: ignore[index]
-    # per session: 7 tool descriptions judged, then 2 calls and their 2 results
-    assert len(trajectories) == 2 and counts == [11, 11]
+    # per session: 8 tool descriptions judged, then 2 calls and their 2 results
+    assert len(trajectories) == 2 and counts == [12, 12]
+
+
+def test_what_a_server_declares_of_a_tool_can_make_it_a_change_never_a_read(tmp_path: Path) -> None:
+    """``tidy_inbox`` reads as nothing by its name but is declared destructive: a change. ``send_email`` is
+    declared read-only by this server: still a send, since a declaration can lie."""
+    policy = tmp_path / "changes.yaml"
+    policy.write_text(
+        RULES_ONLY.replace(
+            "rules: []",
+            "rules:\n  - name: hold-changes\n    when: {kind: tool_call, score: {rules.side_effect: {below: 0.9}}}\n"
+            "    action: block",
+        )
+    )
+    calls = [("tidy_inbox", {}), ("send_email", {"to": "ann@example.com", "body": "hi"}), ("read_inbox", {})]
+    got = anyio.run(session, proxied(tmp_path, "--no-store", "--policy", str(policy)), calls)
+    tidy, send, read = (json.loads(g) for g in got)
+    assert tidy["is_error"] and "hold-changes" in tidy["content"][0]["text"]
+    assert send["is_error"] and "hold-changes" in send["content"][0]["text"]
+    assert not read["is_error"]
+    assert [r["tool"] for r in received(tmp_path)] == ["read_inbox"]
 
 
 def test_demo_mcp_cuts_the_injection_refuses_the_planted_send_and_keeps_the_users_own(tmp_path: Path) -> None:
