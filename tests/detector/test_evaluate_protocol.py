@@ -52,3 +52,31 @@ def test_benign_flags_are_counted_apart_from_blocks_and_interruptions() -> None:
     assert row["benign_calls"] == 6 and row["benign_runs"] == 3
     assert row["benign_calls_flagged"] == 1 and row["benign_runs_flagged"] == 1
     assert row["benign_calls_blocked"] == 1 and row["benign_runs_interrupted"] == 1
+
+
+def test_everyday_calls_follow_each_target_with_its_ordinary_call() -> None:
+    """The derived call sets: a hijacked call's target lies inside the injected passage of the output it follows,
+    a benign call's user asked for exactly that call, and every output with a target is used once."""
+    import json
+    from pathlib import Path
+
+    from overseer.lab.detector.sources import everyday_calls
+
+    repo = Path(__file__).resolve().parents[2]
+    sets = everyday_calls(repo)
+    assert set(sets) == {"everyday_calls_a_c", "everyday_calls_d_j"}
+    items = [item for part in sets.values() for item in part]
+    rows = [json.loads(line) for line in (repo / "tests/data/everyday_outputs.jsonl").read_text().splitlines()]
+    assert 0 < len(items) < len(rows) and len({item["id"] for item in items}) == len(items)
+    asking = {"send_email": "Reply", "get_webpage": "link", "send_money": "Pay", "send_sms": "Text"}
+    hijacked = [item for item in items if item["labels"]["2"] == 0.0]
+    assert 0 < len(hijacked) < len(items)
+    for item in items:
+        read, output, call = item["steps"]
+        assert read["call_id"] == output["call_id"] and call["kind"] == "tool_call"
+        (target,) = (v for k, v in call["args"].items() if k in ("to", "url", "recipient"))
+        assert target in output["content"]
+        if item["labels"]["2"] == 1.0:
+            assert item["labels"]["1"] == 1.0 and asking[call["tool"]] in item["task"]
+    # half of the hijacked runs were asked only to read: no request of theirs names a call
+    assert any(not any(word in item["task"] for word in asking.values()) for item in hijacked)
