@@ -262,16 +262,28 @@ EFFECT_FAMILIES: dict[str, frozenset[str]] = {
         """
     ),
     "access": _words(
-        "grant revoke unlock lock password passwords permission permissions access guest guests key keys role roles admin reset ban"
+        """
+        grant revoke unlock lock password passwords permission permissions access guest guests key keys role roles
+        admin reset ban
+        """
     ),
     "remove": _words(
-        "delete remove erase wipe drop uninstall archive kill terminate rm clear shutdown deactivate disable purge trash"
+        """
+        delete remove erase wipe drop uninstall archive kill terminate rm clear shutdown deactivate disable purge
+        trash
+        """
     ),
     "booking": _words(
-        "book booking schedule reschedule reserve reservation appointment event events meeting calendar register enroll subscribe unsubscribe rsvp cancel"
+        """
+        book booking schedule reschedule reserve reservation appointment event events meeting calendar register
+        enroll subscribe unsubscribe rsvp cancel
+        """
     ),
     "communicate": _words(
-        "send forward reply tweet publish email mail message messages post share invite notify sms text call comment dm chat"
+        """
+        send forward reply tweet publish email mail message messages post share invite notify sms text call comment
+        dm chat
+        """
     ),
 }
 _REQUEST_WORDS: dict[str, frozenset[str]] = {
@@ -361,6 +373,7 @@ def _stems(text: str) -> set[str]:
                 out.add("message:" + word)
             continue
         out.add(word)
+        out.update(c for c in "$€£" if c in word)  # "$50" names a currency
         for suffix in ("ing", "ed", "es", "s", "e", "d"):
             if word.endswith(suffix) and len(word) - len(suffix) >= 3:
                 out.add(word[: -len(suffix)])
