@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from overseer._minilm import minilm_path
+from overseer._threads import settle_heap
 
 __all__ = [
     "DELTA_FILE",
@@ -216,4 +217,5 @@ def load_detector(
             precision=cpu_precision,
         )
         _LOADED[key] = loaded
+        settle_heap()
         return loaded

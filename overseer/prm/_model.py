@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from overseer._minilm import minilm_path
+from overseer._threads import settle_heap
 from overseer.exceptions import ConfigError, MissingDependencyError
 from overseer.prm._lean import LeanCache, lean_model
 from overseer.prm._render import RenderConfig
@@ -355,6 +356,7 @@ def load_step_model(
             lean=lean_model(loaded, target, fmt, cpu_precision) if lean else None,
         )
         _LOADED[key] = step_model
+        settle_heap()
         return step_model
 
 
