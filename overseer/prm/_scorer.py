@@ -37,9 +37,12 @@ R = TypeVar("R")
 
 
 class MicroBatcher(Generic[T, R]):
-    """Collects items from concurrent callers into batches of at most ``size``, waiting at most ``wait_s``.
+    """Collects items from concurrent callers into batches of at most ``size``.
 
-    ``fn`` runs on ``executor`` with the whole batch and returns one result per item.
+    While a batch runs, arriving items queue and go together as the next batch the moment it ends (batching by
+    load: a lone step never waits, concurrent ones share a pass). An item that arrives when nothing runs goes at
+    once, or, with ``wait_s`` above zero, after waiting that long for company. ``fn`` runs on ``executor`` with the
+    whole batch and returns one result per item.
     """
 
     def __init__(
@@ -51,6 +54,7 @@ class MicroBatcher(Generic[T, R]):
         self.executor = executor
         self._pending: list[tuple[T, asyncio.Future[R]]] = []
         self._timer: asyncio.TimerHandle | None = None
+        self._running = 0
         self.batches: list[int] = []
         """The size of every batch run so far."""
 
@@ -59,9 +63,9 @@ class MicroBatcher(Generic[T, R]):
         loop = asyncio.get_running_loop()
         future: asyncio.Future[R] = loop.create_future()
         self._pending.append((item, future))
-        if len(self._pending) >= self.size:
+        if len(self._pending) >= self.size or (not self._running and self.wait_s <= 0):
             self._flush()
-        elif self._timer is None:
+        elif not self._running and self._timer is None:
             self._timer = loop.call_later(self.wait_s, self._flush)
         return await future
 
@@ -69,13 +73,15 @@ class MicroBatcher(Generic[T, R]):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        batch, self._pending = self._pending, []
+        batch, self._pending = self._pending[: self.size], self._pending[self.size :]
         if not batch:
             return
         self.batches.append(len(batch))
+        self._running += 1
         done = asyncio.get_running_loop().run_in_executor(self.executor, self.fn, [item for item, _ in batch])
 
         def deliver(task: asyncio.Future[list[R]]) -> None:
+            self._running -= 1
             error = task.exception()
             for i, (_, future) in enumerate(batch):
                 if future.done():
@@ -84,6 +90,8 @@ class MicroBatcher(Generic[T, R]):
                     future.set_exception(error)
                 else:
                     future.set_result(task.result()[i])
+            if self._pending and not self._running:  # what queued while this batch ran goes now, together
+                self._flush()
 
         done.add_done_callback(deliver)
 

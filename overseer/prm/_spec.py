@@ -40,8 +40,9 @@ class PrmScorerSpec(BaseScorerSpec):
     """When the window is full, the share of it that the rebuilt cache keeps (the task and the latest steps)."""
     batch_size: int = Field(default=16, ge=1)
     """The largest batch the micro-batcher forms."""
-    max_wait_ms: float = Field(default=2.0, ge=0.0)
-    """How long the micro-batcher waits to fill a batch."""
+    max_wait_ms: float = Field(default=0.0, ge=0.0)
+    """How long a step that arrives when the model is idle waits for others to share its batch (0: not at all).
+    While a batch runs, arriving steps queue and run together next, whatever this is."""
     pad_incremental: bool | None = None
     """Run the incremental steps of a batch as one padded pass (``null``: on a GPU only; on a CPU, padding rows of
     unequal length cost more than running them one after another)."""
