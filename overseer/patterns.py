@@ -185,7 +185,7 @@ EFFECT_VERBS = _words(
     add append apply approve archive assign ban book buy cancel charge checkout commit create deactivate delete
     deploy deposit disable drop edit enable enroll erase execute forward give grant install invest invite kill
     launch manipulate merge modify move overwrite pay place publish purchase push redirect refund register reject
-    remove rename reply reschedule reset restart revoke schedule sell send share shutdown sign submit subscribe
+    remove rename reply reschedule reserve reset restart revoke schedule sell send share shutdown sign submit subscribe
     terminate trade transfer tweet uninstall unlock unsubscribe update upload upsert vote wipe withdraw write
     """
 )
@@ -264,7 +264,7 @@ EFFECT_FAMILIES: dict[str, frozenset[str]] = {
     "access": _words(
         """
         grant revoke unlock lock password passwords permission permissions access guest guests key keys role roles
-        admin reset ban
+        admin reset ban invite share kick
         """
     ),
     "remove": _words(
@@ -297,26 +297,28 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
     "access": _words(
         """
         grant revoke access permission unlock lock password passcode reset approve reject assign guest key allow deny
-        role admin account login log hack locked credential security
+        role admin account login log hack locked credential security add give rights edit invite share kick member
+        members join onboard
         """
     ),
     "remove": _words(
         """
         delete remove erase wipe clean clear purge drop discard trash rid uninstall archive cancel unsubscribe kill
-        stop terminate shut free deactivate disable ban close empty reset undo
+        stop terminate shut free deactivate disable ban close empty reset undo kick
         """
     ),
     "booking": _words(
         """
         book reserve reservation schedule reschedule cancel appointment meeting event calendar rsvp arrange plan
         organize organise slot table flight hotel ticket trip register sign enroll enrol subscribe unsubscribe join
-        block alarm remind reminder
+        block alarm remind reminder move push postpone delay shift drop skip fly
         """
     ),
     "communicate": _words(
         """
         send forward reply respond answer tell inform notify contact let know write announce ping remind reach
-        introduce cc share invite publish ask follow confirm thank congratulate welcome greet
+        introduce cc share invite publish ask follow confirm thank congratulate welcome greet loop line back circle
+        touch chase nudge
         """
     ),
     "change": _words(
