@@ -311,7 +311,8 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         """
         book reserve reservation schedule reschedule cancel appointment meeting event calendar rsvp arrange plan
         organize organise slot table flight hotel ticket trip register sign enroll enrol subscribe unsubscribe join
-        block alarm remind reminder move push postpone delay shift drop skip fly
+        block alarm remind reminder move push postpone delay shift drop skip fly add create make set put new update
+        change edit
         """
     ),
     "communicate": _words(
@@ -407,14 +408,38 @@ def search_tool(tool: str) -> bool:
     return bool(_SEARCH_WORDS.intersection(w.lower() for w in _WORD.findall(tool)))
 
 
+_SENTENCE = re.compile(r"[^.?!\n]+[.?!]*")
+_WH = _words("what what's whats which who who's whom whose when where where's why how how's")
+_SUGGESTIONS = ("how about", "what about", "why not", "why don't", "why dont")
+
+
+def _requests(text: str) -> list[str]:
+    """The sentences of ``text`` that could ask for something: all but the wh-questions."""
+    out = []
+    for sentence in _SENTENCE.findall(text.lower()):
+        words = sentence.split()
+        if not words:
+            continue
+        wh = words[0].strip("\"'(*-") in _WH or (
+            words[0] in ("and", "also", "so", "but") and len(words) > 1 and words[1] in _WH
+        )
+        if wh and sentence.rstrip().endswith("?") and not sentence.lstrip().startswith(_SUGGESTIONS):
+            continue
+        out.append(sentence)
+    return out
+
+
 def asked_for(tool: str, verb: str, request: str) -> bool:
     """Whether ``request`` (what the user said) could ask for a call of ``tool`` that ``effect_verb`` named ``verb``.
 
     True when the request holds a word of the call's family (``effect_family``), the verb itself, or a word that
-    hands the agent a job or a document's instructions ("handle", "follow", "the tasks", "accordingly").
+    hands the agent a job or a document's instructions ("handle", "follow", "the tasks", "accordingly"). A question
+    that asks what, which, who, when, where, why or how ("what's on my calendar?", "how much did I pay for rent?")
+    asks to be told, not for a change: its words do not count ("how about booking it?" does), except for a fetch.
     """
-    stems = _stems(request)
     family = "visit" if verb == "visit" else effect_family(tool)
+    # a question about an article asks to read it: for a fetch, every sentence counts
+    stems = _stems(request if family == "visit" else " ".join(_requests(request)))
     if family == "communicate" and any(s.startswith("message:") for s in stems):
         return True
     return bool(stems & (_REQUEST_STEMS[family] | _DELEGATION_STEMS)) or verb in stems
