@@ -131,6 +131,8 @@ class McpGuard:
             }
             if client is not None:
                 metadata["agent"] = client.name
+            if self.task == UNKNOWN_TASK:  # no request to judge a call against (rules.side_effect reads this)
+                metadata["task_visible"] = False
             self._handle = self.overseer.trajectory(self.task, id=self.trajectory_id, metadata=metadata)
         return self._handle
 
