@@ -16,7 +16,9 @@ budgets); it is what ``overseer prm train`` writes. Models load once per process
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import inspect
 import json
 import threading
 from collections.abc import Iterator
@@ -110,20 +112,18 @@ class StepModel:
         extra = {} if position_ids is None else {"position_ids": position_ids}
         with torch.inference_mode():
             if self.format == "math-shepherd":
-                out = self.model(
-                    input_ids=ids, attention_mask=attention_mask, past_key_values=cache, use_cache=self.causal, **extra
-                )
-                return out.logits, getattr(out, "past_key_values", None)
+                out = self.model(input_ids=ids, attention_mask=attention_mask, use_cache=self.causal,
+                                 **_cache_kwarg(self.model, cache), **extra)  # fmt: skip
+                return out.logits, _cache_of(out)
             head = self._head_layer()
             if head is None:  # a remote-code model with its own forward: no incremental scoring
                 out = self.model(input_ids=ids, attention_mask=attention_mask)
                 logits = out.logits if hasattr(out, "logits") else out[0]
                 return logits, None
             base = self.model.base_model
-            out = base(
-                input_ids=ids, attention_mask=attention_mask, past_key_values=cache, use_cache=self.causal, **extra
-            )
-            return head(out.last_hidden_state), getattr(out, "past_key_values", None)
+            out = base(input_ids=ids, attention_mask=attention_mask, use_cache=self.causal,
+                       **_cache_kwarg(base, cache), **extra)  # fmt: skip
+            return head(out.last_hidden_state), _cache_of(out)
 
     def score_continuation(self, ids: list[int], positions: list[int], cache: Any) -> tuple[Any, Any]:
         """P(good) [len(positions), heads] at ``positions`` of ``ids`` (fed after ``cache``); and the new cache."""
@@ -208,6 +208,25 @@ class StepModel:
 
 _LOADED: dict[tuple[str, str, str], StepModel] = {}
 _LOAD_LOCK = threading.Lock()
+
+
+@functools.cache
+def _cache_name(forward: Any) -> str:
+    """What a model's ``forward`` calls its key/value cache: ``cache`` from transformers 5.24, else ``past_key_values``.
+
+    5.24 still takes the old name, with a deprecation warning, and returns the cache under the new one.
+    """
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
+
+
+def _cache_kwarg(model: Any, cache: Any) -> dict[str, Any]:
+    return {_cache_name(type(model).forward): cache}
+
+
+def _cache_of(out: Any) -> Any:
+    """The cache a forward pass returned, under either name (``None`` where it returned none)."""
+    found = getattr(out, "cache", None)
+    return found if found is not None else getattr(out, "past_key_values", None)
 
 
 def _resolve(model: str) -> tuple[Path | str, bool]:
