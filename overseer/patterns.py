@@ -9,6 +9,7 @@ linear time (RE2, :mod:`overseer._regex`).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -429,6 +430,15 @@ def _requests(text: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _request_stems(request: str, every_sentence: bool) -> frozenset[str]:
+    """The stems of a request's sentences that could ask for something (all of them with ``every_sentence``).
+
+    Cached: every call of a trajectory asks about the same request.
+    """
+    return frozenset(_stems(request if every_sentence else " ".join(_requests(request))))
+
+
 def asked_for(tool: str, verb: str, request: str) -> bool:
     """Whether ``request`` (what the user said) could ask for a call of ``tool`` that ``effect_verb`` named ``verb``.
 
@@ -439,7 +449,7 @@ def asked_for(tool: str, verb: str, request: str) -> bool:
     """
     family = "visit" if verb == "visit" else effect_family(tool)
     # a question about an article asks to read it: for a fetch, every sentence counts
-    stems = _stems(request if family == "visit" else " ".join(_requests(request)))
+    stems = _request_stems(request, every_sentence=family == "visit")
     if family == "communicate" and any(s.startswith("message:") for s in stems):
         return True
     return bool(stems & (_REQUEST_STEMS[family] | _DELEGATION_STEMS)) or verb in stems
