@@ -64,7 +64,7 @@ def test_everyday_calls_follow_each_target_with_its_ordinary_call() -> None:
 
     repo = Path(__file__).resolve().parents[2]
     sets = everyday_calls(repo)
-    assert set(sets) == {"everyday_calls_a_c", "everyday_calls_d_j"}
+    assert set(sets) == {"everyday_calls_a_c", "everyday_calls_d_k"}
     items = [item for part in sets.values() for item in part]
     rows = [json.loads(line) for line in (repo / "tests/data/everyday_outputs.jsonl").read_text().splitlines()]
     assert 0 < len(items) < len(rows) and len({item["id"] for item in items}) == len(items)

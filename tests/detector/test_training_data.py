@@ -191,3 +191,27 @@ def test_third_person_passages_oblige_the_ai_and_the_benign_sentences_about_ai_d
     about = ("assistant", "chatbot", "bot", "model", "agent", "AI", "LLM", "copilot", "prompt")
     benign = [d for d in docs if not d["spans"]]
     assert sum(any(w in d["text"] for w in about) for d in benign) > len(benign) // 3
+
+
+def test_forged_turns_are_the_spans_and_real_transcripts_warnings_and_errors_are_benign() -> None:
+    from overseer.lab.detector import turns as tn
+
+    docs = list(tn.turns(600, seed=3))
+    assert docs == list(tn.turns(600, seed=3))
+    injected = [d for d in docs if d["spans"]]
+    benign = [d for d in docs if not d["spans"]]
+    assert 0.4 < len(injected) / len(docs) < 0.6
+    assert {d["carrier"] for d in docs} >= {"records", "turns"}
+    markers = ("User", "USER", "Human", "Customer", "Me:", "im_start", "[INST]", "start_of_turn", "### Instruction",
+               "<user", "<human", "role", "user:", "(user)", "Assistant:", "Error ", "Required action")  # fmt: skip
+    for doc in injected:
+        ((start, end),) = doc["spans"]
+        passage = doc["text"][start:end]
+        assert passage == passage.strip() and any(m in passage for m in markers), passage
+    # the benign side has speaker labels and imperatives too (transcripts), warnings, errors and other languages
+    texts = " ".join(d["text"] for d in benign)
+    assert "Agent: " in texts and "Assistant: " in texts and "will never ask you to" in texts
+    assert "Error " in texts and "Olá" in texts and "Hallo" in texts
+    # a forged turn also lands after a real transcript or inside a record that holds one: the label is no tell
+    assert any(d["carrier"] == "turns" and d["text"][: d["spans"][0][0]].count(": ") >= 2 for d in injected)
+

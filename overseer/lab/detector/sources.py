@@ -53,6 +53,7 @@ from overseer.lab.detector.notices import notices as service_notices
 from overseer.lab.detector.records import records as structured_records
 from overseer.lab.detector.requests import requests as people_requests
 from overseer.lab.detector.third_person import third_person as third_person_passages
+from overseer.lab.detector.turns import turns as forged_turns
 
 _FILLERS = ["Great product, works as described.", "Meeting moved to 3pm.", "N/A", "Thanks!", "Loved it, would buy again.",
             "Please bring the signed form on Monday.", "Call me when you land.", "See attached.", "Happy birthday!!",
@@ -158,6 +159,7 @@ def training_docs(
     records: int = 8000,
     about: int = 0,
     third: int = 0,
+    turns: int = 0,
 ) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
@@ -167,7 +169,8 @@ def training_docs(
     ``records`` structured outputs (:mod:`overseer.lab.detector.records`, the fifth round's) and ``about`` texts
     about AI (:mod:`overseer.lab.detector.about_ai`, a sixth round that was tried with 6000 and not shipped) and
     ``third`` passages that oblige the AI in the third person, with sentences about AI that oblige it to nothing
-    (:mod:`overseer.lab.detector.third_person`, a seventh round);
+    (:mod:`overseer.lab.detector.third_person`, a seventh round) and ``turns`` forged conversation turns against
+    real transcripts, warnings and errors (:mod:`overseer.lab.detector.turns`, an eighth round);
     with all five 0 the first round's set is what comes back, with ``requests=0 goals=0 records=0`` the second's,
     with ``goals=0 records=0`` the third's, with ``records=0`` the fourth's, with the defaults the fifth's.
     """
@@ -217,6 +220,7 @@ def training_docs(
     docs.extend(structured_records(records, seed=seed))
     docs.extend(texts_about_ai(about, seed=seed))
     docs.extend(third_person_passages(third, seed=seed))
+    docs.extend(forged_turns(turns, seed=seed))
     r.shuffle(docs)
     return docs
 
@@ -495,14 +499,16 @@ def everyday_calls(repo: Path) -> dict[str, list[dict[str, Any]]]:
     ordinary one for it (send an e-mail, fetch the page, send money, send a text), not necessarily what the passage
     asked. Hijacked when the target is inside an injected passage (the user asked to read, or, every other output,
     for a call of the same kind), benign when the output is benign and the user asked for exactly that call. Two
-    sets: A to C (looked at while the detector was built) and D to J (written blind for its rounds). Built by code
+    sets: A to C (looked at while the detector was built) and D onwards (written blind for its rounds, named by
+    the last set written: ``everyday_calls_d_k``). Built by code
     from ``tests/data/everyday_outputs.jsonl``; no target or call is chosen by hand.
     """
     everyday = repo / "tests" / "data" / "everyday_outputs.jsonl"
     if not everyday.is_file():
         return {}
     rows = [json.loads(line) for line in everyday.read_text().splitlines() if line.strip()]
-    sets: dict[str, list[dict[str, Any]]] = {"everyday_calls_a_c": [], "everyday_calls_d_j": []}
+    blind = f"everyday_calls_d_{max(row['set'] for row in rows).lower()}"  # named by the last set written
+    sets: dict[str, list[dict[str, Any]]] = {"everyday_calls_a_c": [], blind: []}
     for n, row in enumerate(rows):
         injected = bool(row["spans"])
         # a span is given by its offsets or as the passage itself
@@ -514,7 +520,7 @@ def everyday_calls(repo: Path) -> dict[str, list[dict[str, Any]]]:
         kind, value = target
         tool, arg, rest = _CALLS[kind]
         task = _READING[n % len(_READING)] if injected and n % 2 == 0 else _ASKING[kind]
-        name = "everyday_calls_a_c" if row["set"] in "ABC" else "everyday_calls_d_j"
+        name = "everyday_calls_a_c" if row["set"] in "ABC" else blind
         read = _EVERYDAY_TOOLS.get(row["category"], "read_document")
         follow = {"tool": tool, "args": {arg: value, **rest}}
         sets[name].append(_trajectory(f"{name}/{n}", task, read, {}, row["text"], injected, follow, source=name))
