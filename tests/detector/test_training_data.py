@@ -214,4 +214,3 @@ def test_forged_turns_are_the_spans_and_real_transcripts_warnings_and_errors_are
     assert "Error " in texts and "Olá" in texts and "Hallo" in texts
     # a forged turn also lands after a real transcript or inside a record that holds one: the label is no tell
     assert any(d["carrier"] == "turns" and d["text"][: d["spans"][0][0]].count(": ") >= 2 for d in injected)
-
