@@ -388,9 +388,15 @@ _REQUEST_STEMS = {family: frozenset(_stems(" ".join(words))) for family, words i
 _DELEGATION_STEMS = frozenset(_stems(" ".join(_DELEGATION)))
 
 
+# a transfer to a person is a hand-off (a message), not a payment: transfer_to_human_agents, transfer_to_support
+_HANDOFF = _words("human humans agent agents support operator operators representative person staff")
+
+
 def effect_family(tool: str) -> str:
     """The kind of change a side-effecting call makes: money, access, remove, booking, communicate or change."""
     words = {w.lower() for w in _WORD.findall(tool)}
+    if "transfer" in words and words & _HANDOFF:
+        return "communicate"
     return next((family for family, names in EFFECT_FAMILIES.items() if words & names), "change")
 
 

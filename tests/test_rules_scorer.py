@@ -178,6 +178,23 @@ def test_asked_for_tells_a_request_for_a_kind_of_change_from_one_for_something_e
     assert asked_for(tool, verb, request_text) is asked
 
 
+@pytest.mark.parametrize(
+    ("tool", "family"),
+    [
+        ("transfer_to_human_agents", "communicate"),  # a hand-off to a person (tau-bench), not a payment
+        ("transfer_funds", "money"),
+        ("TransferToSupport", "communicate"),
+        ("schedule_transfer", "money"),
+        ("update_password", "access"),
+        ("set_thermostat", "change"),
+    ],
+)
+def test_effect_family_names_the_kind_of_change(tool: str, family: str) -> None:
+    from overseer.patterns import effect_family
+
+    assert effect_family(tool) == family
+
+
 def test_side_effect_scores_an_unasked_kind_of_change_lowest() -> None:
     history: tuple[Step, ...] = (
         ToolCall(tool="get_reviews", args={"hotel": "Miramar"}, call_id="c1"),
