@@ -149,7 +149,12 @@ def evaluate(policy: str, shared: Path, sources: str, asb_runs: int, concurrency
         table.add_row(
             name,
             frac(r["injected_caught"], r["injected_outputs"]),
-            frac(r["hijacked_stopped"], r["hijacked_calls"]),
+            frac(r["hijacked_stopped"], r["hijacked_calls"])
+            + (
+                f"; after an output {r['hijacked_after_output_stopped']}/{r['hijacked_after_output']}"
+                if r["hijacked_after_output"] != r["hijacked_calls"]
+                else ""
+            ),
             frac(r["benign_calls_blocked"], r["benign_calls"]),
             frac(r["benign_outputs_removed"], r["benign_outputs"]),
             frac(r["benign_runs_interrupted"], r["benign_runs"]),
