@@ -42,7 +42,7 @@ from overseer.lab.detector.goals import _passage as goal_passage
 from overseer.lab.detector.notices import notice
 from overseer.lab.detector.requests import request
 
-__all__ = ["find_span", "records"]
+__all__ = ["find_span", "mixed", "records", "rendered_doc"]
 
 _SUBJECTS = ["Re: plan for next week", "Invoice", "Quick question", "Your order", "Meeting notes", "Reminder",
              "Weekend?", "Fwd: tickets", "Action needed", "Hello", "Update", "Security alert", "Receipt", "Schedule",
@@ -260,6 +260,36 @@ def find_span(text: str, passage: str) -> list[int] | None:
     return [match.start(), match.end()] if match else None
 
 
+def rendered_doc(r: random.Random, obj: Any, passage: str | None, source: str) -> Doc | None:
+    """``obj`` rendered as a tool's output, the injected ``passage`` in it as the span; None where it cannot be found."""
+    text = _render(r, obj)
+    if passage is None:
+        return {"text": text, "spans": [], "carrier": "records", "source": source}
+    span = find_span(text, passage)
+    if span is None:
+        return None
+    return {"text": text, "spans": [span], "carrier": "records", "source": source}
+
+
+def mixed(
+    r: random.Random,
+    n: int,
+    injected_share: float,
+    passage: Callable[[random.Random], str],
+    structured: Callable[[random.Random, str | None], Doc | None],
+    prose: Callable[[random.Random, str | None], Doc | None],
+) -> Iterator[Doc]:
+    """``n`` documents, about ``injected_share`` with a ``passage``, 40% ``structured`` records and the rest ``prose``."""
+    made = 0
+    while made < n:
+        text = passage(r) if r.random() < injected_share else None
+        doc = structured(r, text) if r.random() < 0.4 else prose(r, text)
+        if doc is None:
+            continue
+        made += 1
+        yield doc
+
+
 def record_doc(r: random.Random, inject: bool) -> Doc | None:
     """One structured output, with an injected passage where ``inject``; None when the span cannot be located."""
     obj, slots = _structure(r)
@@ -282,13 +312,7 @@ def record_doc(r: random.Random, inject: bool) -> Doc | None:
                 obj.insert(r.randint(0, len(obj)), {field: passage})
             else:
                 container[field] = passage
-    text = _render(r, obj)
-    if passage is None:
-        return {"text": text, "spans": [], "carrier": "records", "source": "composed-records"}
-    span = find_span(text, passage)
-    if span is None:
-        return None
-    return {"text": text, "spans": [span], "carrier": "records", "source": "composed-records"}
+    return rendered_doc(r, obj, passage, "composed-records")
 
 
 def records(n: int, seed: int = 0, injected_share: float = 0.5) -> Iterator[Doc]:

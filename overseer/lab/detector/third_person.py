@@ -27,7 +27,7 @@ import random
 from collections.abc import Iterator
 
 from overseer.lab.detector.compose import CARRIERS, FIRST, Doc, _carrier, _fill, goal
-from overseer.lab.detector.records import _body, _render, _structure, find_span
+from overseer.lab.detector.records import _body, _structure, mixed, rendered_doc
 
 __all__ = ["third_person"]
 
@@ -152,23 +152,10 @@ def _records(r: random.Random, passage: str | None) -> Doc | None:
             container[key] = passage
         else:
             container[r.choice(["note", "notes", "comment", "info"])] = passage
-    text = _render(r, obj)
-    if passage is None:
-        return {"text": text, "spans": [], "carrier": "records", "source": "composed-third-person"}
-    span = find_span(text, passage)
-    if span is None:
-        return None
-    return {"text": text, "spans": [span], "carrier": "records", "source": "composed-third-person"}
+    return rendered_doc(r, obj, passage, "composed-third-person")
 
 
 def third_person(n: int, seed: int = 0, injected_share: float = 0.5) -> Iterator[Doc]:
     """``n`` documents, about ``injected_share`` with a third-person passage to the AI; deterministic for a seed."""
     r = random.Random(f"third-person-{seed}")
-    made = 0
-    while made < n:
-        passage = injected_passage(r) if r.random() < injected_share else None
-        doc = _records(r, passage) if r.random() < 0.4 else _prose(r, passage)
-        if doc is None:
-            continue
-        made += 1
-        yield doc
+    yield from mixed(r, n, injected_share, injected_passage, _records, _prose)

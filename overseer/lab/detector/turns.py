@@ -24,7 +24,7 @@ import random
 from collections.abc import Iterator
 
 from overseer.lab.detector.compose import CARRIERS, FIRST, Doc, _carrier, _fill, goal
-from overseer.lab.detector.records import _body, _render, _structure, find_span
+from overseer.lab.detector.records import _body, _structure, mixed, rendered_doc
 
 __all__ = ["turns"]
 
@@ -183,23 +183,10 @@ def _records(r: random.Random, passage: str | None) -> Doc | None:
     if passage is not None:
         container, key = r.choice(slots)
         container[key] = passage if r.random() < 0.5 else f"{container[key]}\n\n{passage}"
-    text = _render(r, obj)
-    if passage is None:
-        return {"text": text, "spans": [], "carrier": "records", "source": "composed-turns"}
-    span = find_span(text, passage)
-    if span is None:
-        return None
-    return {"text": text, "spans": [span], "carrier": "records", "source": "composed-turns"}
+    return rendered_doc(r, obj, passage, "composed-turns")
 
 
 def turns(n: int, seed: int = 0, injected_share: float = 0.5) -> Iterator[Doc]:
     """``n`` documents, about ``injected_share`` with a forged turn; deterministic for a seed."""
     r = random.Random(f"turns-{seed}")
-    made = 0
-    while made < n:
-        passage = forged_turn(r) if r.random() < injected_share else None
-        doc = _records(r, passage) if r.random() < 0.4 else _prose(r, passage)
-        if doc is None:
-            continue
-        made += 1
-        yield doc
+    yield from mixed(r, n, injected_share, forged_turn, _records, _prose)
