@@ -240,12 +240,16 @@ def bench_prm(
                 },
             }  # fmt: skip
             result["default_policy_per_step_float32"] = policy_steps(task, trajectory, repeats, exact)
-            int8 = {
-                "version": 1, "name": "default-int8-prm", "extends": "default",
-                "scorers": {"prm": {"type": "prm", "model": "default", "required": False, "cpu_precision": "int8"}},
+            # `auto` runs the PRM in int8 (where PyTorch has it); the same policy with the PRM as `auto` chose before
+            half = {
+                "version": 1, "name": "default-bfloat16-prm", "extends": "default",
+                "scorers": {"prm": {"type": "prm", "model": "default", "required": False, "cpu_precision": cpu_precision("auto")}},
             }  # fmt: skip
-            result["default_policy_per_step_prm_int8"] = policy_steps(task, trajectory, repeats, int8)
-            result["cpu_precision_auto_here"] = cpu_precision("auto")
+            result["default_policy_per_step_prm_without_int8"] = policy_steps(task, trajectory, repeats, half)
+            result["cpu_precision_auto_here"] = {
+                "prm": cpu_precision("auto", int8=True),
+                "detector": cpu_precision("auto"),
+            }
     return {
         "benchmark": "prm",
         "model": note or step_model.model_id,

@@ -360,7 +360,7 @@ def build_scorer(name: str, spec: PrmScorerSpec) -> PrmScorer:
         bad_token=spec.bad_token,
         trust_remote_code=spec.trust_remote_code,
         allow_download=spec.allow_download,
-        cpu_precision=cpu_precision(spec.cpu_precision),
+        cpu_precision=cpu_precision(spec.cpu_precision, int8=True),
     )
     given = spec.model_fields_set
     defaults = model.render

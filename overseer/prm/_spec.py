@@ -51,8 +51,9 @@ class PrmScorerSpec(BaseScorerSpec):
     the bytes per step (faster where the CPU has bfloat16 instructions, AVX512-BF16 or AMX; slower where it has
     none); scores move by up to about a hundredth (``overseer bench prm`` reports both). ``int8`` reads a quarter
     (weights quantised per output channel, activations per step, through PyTorch's dynamic quantised linear, which
-    PyTorch has marked for removal in a future release); opt-in only. ``auto``: bfloat16 where the CPU has those
-    instructions, float32 elsewhere."""
+    PyTorch has marked for removal in a future release; any x86 CPU), scores moving by up to about a hundredth.
+    ``auto``: int8 where this PyTorch has that linear, else bfloat16 where the CPU has bfloat16 instructions, else
+    float32."""
     trust_remote_code: bool = False
     """Allow the model's own code to run (Qwen2.5-Math-PRM needs it)."""
     allow_download: bool = False

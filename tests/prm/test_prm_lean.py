@@ -78,6 +78,7 @@ def test_narrow_products_stay_within_a_hundredth_of_float32(precision: str) -> N
     narrow = run(PrmScorer(narrow_model), task, steps)
     assert narrow == pytest.approx(exact, abs=0.01)
     assert narrow != exact  # the products really ran in the narrower type
-    # a policy asks for either by name; `auto` picks bfloat16 or float32, never int8
+    # a policy asks for either by name; `auto` picks int8 for the PRM (whose path this is), never for the detector
     assert PrmScorerSpec(type="prm", cpu_precision=precision).cpu_precision == precision
+    assert cpu_precision("auto", int8=True) == "int8"
     assert cpu_precision("auto") in ("float32", "bfloat16")
