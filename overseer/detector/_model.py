@@ -20,6 +20,7 @@ from typing import Any
 
 from overseer._minilm import minilm_path
 from overseer._threads import settle_heap
+from overseer.detector._unmask import unmask
 
 __all__ = [
     "DELTA_FILE",
@@ -111,8 +112,12 @@ class InjectionModel:
 
         windows: list[tuple[int, list[int], list[tuple[int, int]]]] = []
         for i, text in enumerate(texts):
-            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+            # disguised letters undone first (look-alikes, fullwidth, references, spacing); offsets mapped back
+            read, origin = unmask(text)
+            enc = self.tokenizer(read, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
             ids, offsets = enc["input_ids"], enc["offset_mapping"]
+            if origin is not None:
+                offsets = [_original(origin, a, b, len(text)) for a, b in offsets]
             size = self.window - 2
             step = max(1, size * 3 // 4)
             start = 0
@@ -140,6 +145,15 @@ class InjectionModel:
                 per_text[i][key] = max(p, per_text[i].get(key, 0.0))
         cut = self.threshold if threshold is None else threshold
         return [_spans(texts[i], tokens, cut) for i, tokens in enumerate(per_text)]
+
+
+def _original(origin: list[tuple[int, int]], start: int, end: int, length: int) -> tuple[int, int]:
+    """A token's offsets in the unmasked text as offsets in the original (``origin``: each character's span)."""
+    if start >= len(origin):
+        return length, length
+    if end <= start:
+        return origin[start][0], origin[start][0]
+    return origin[start][0], origin[min(end, len(origin)) - 1][1]
 
 
 def _spans(text: str, tokens: dict[tuple[int, int], float], threshold: float) -> Detection:
