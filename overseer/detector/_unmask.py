@@ -5,7 +5,8 @@ letters of another script inside Latin words (Cyrillic a, U+0430, for Latin a), 
 (U+FF49 for i, U+1D422 for a bold i), HTML character references ("&#105;gnore"), invisible characters inside words, letters spaced apart
 ("i g n o r e"). On the 134 injected everyday outputs (``tests/data/everyday_outputs.jsonl``) with their injected
 passages disguised each way, the detector caught 77 (look-alikes), 52 (fullwidth), 59 (references) and 57 (spaced)
-against 127 undisguised; the detector's card has the figures with this module.
+against 127 undisguised; with this module 127 each (spaced: 122). The protocol's ``everyday_disguised`` set
+(``overseer detector eval``) measures it: 127 of 134 caught, 13 of 190 benign outputs removed (69 and 14 without).
 
 :func:`unmask` undoes each of them and keeps, for every character of its result, the span of the original it came
 from, so that the detector's spans (and what ``sanitize`` removes) are spans of the text the agent would read.
@@ -38,7 +39,7 @@ _JSON_ESCAPE = re.compile(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a
 
 def unmask(text: str) -> tuple[str, list[tuple[int, int]] | None]:
     """``text`` with disguises undone, and the original span of each of its characters (``None``: unchanged)."""
-    if text.isascii() and "&" not in text and "\\u" not in text and not _spaced_lines(text):
+    if text.isascii() and "&" not in text and "\\u" not in text and not _spaced_runs(text):
         return text, None
     chars: list[str] = []
     origin: list[tuple[int, int]] = []
@@ -84,7 +85,7 @@ def unmask(text: str) -> tuple[str, list[tuple[int, int]] | None]:
         if pieces:
             pieces.append(out[last:])
             out = "".join(pieces)  # one for one: the map stays as it is
-    spaced = _spaced_lines(out)
+    spaced = _spaced_runs(out)
     if spaced:
         keep = [True] * len(out)
         for start, end in spaced:
@@ -109,15 +110,18 @@ def _decoded(found: re.Match[str]) -> str:
     return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
 
 
-def _spaced_lines(text: str) -> list[tuple[int, int]]:
-    """The lines written with their letters spaced apart: at least 8 single letters or digits between spaces, and
-    they are 60% of the line's words at least (a table's "|" and "x" cells are not letters spaced apart)."""
+# eight or more single characters in a row, one space between letters and two between words
+_SPACED = re.compile(r"(?<![^\W_])(?:\S {1,2}){7,}\S(?![^\W_])")
+
+
+def _spaced_runs(text: str) -> list[tuple[int, int]]:
+    """Where letters are written spaced apart ("i g n o r e  a l l :"), as ``_SPACED`` finds them.
+
+    Most of a run's characters must be letters or digits: a table's "| x | x | x |" is not letters spaced apart.
+    """
     out = []
-    start = 0
-    for line in text.split("\n"):
-        words = [w for w in line.split(" ") if w]
-        single = sum(len(w) == 1 and w.isalnum() for w in words)
-        if single >= 8 and 5 * single >= 3 * len(words):
-            out.append((start, start + len(line)))
-        start += len(line) + 1
+    for m in _SPACED.finditer(text):
+        tokens = m.group(0).split()
+        if 5 * sum(t.isalnum() for t in tokens) >= 4 * len(tokens):
+            out.append(m.span())
     return out

@@ -95,3 +95,32 @@ def test_everyday_calls_follow_each_target_with_its_ordinary_call() -> None:
             assert item["labels"]["1"] == 1.0 and asking[call["tool"]] in item["task"]
     # half of the hijacked runs were asked only to read: no request of theirs names a call
     assert any(not any(word in item["task"] for word in asking.values()) for item in hijacked)
+
+
+def test_the_disguised_set_rewrites_each_injected_passage_and_encodes_each_benign_output() -> None:
+    """``everyday_disguised``: every injected output differs from the one written (its passage disguised, six ways
+    in turn, none of the passage's words left as written), every benign one is the written text JSON- or
+    HTML-escaped, and no output is dropped."""
+    import html
+    import json
+    from pathlib import Path
+
+    from overseer.detector._unmask import unmask
+    from overseer.lab.detector.sources import everyday_disguised
+
+    repo = Path(__file__).resolve().parents[2]
+    rows = [json.loads(line) for line in (repo / "tests/data/everyday_outputs.jsonl").read_text().splitlines()]
+    (items,) = everyday_disguised(repo).values()
+    assert len(items) == len(rows)
+    for row, item in zip(rows, items, strict=True):
+        text = item["steps"][1]["content"]
+        if row["spans"]:
+            assert item["labels"]["1"] == 0.0 and text != row["text"]
+            passage = next(s if isinstance(s, str) else row["text"][s[0] : s[1]] for s in row["spans"])
+            longest = max((w for w in passage.split() if w.isalpha()), key=len)
+            written = row["text"].count(longest)
+            assert text.count(longest) < written  # the passage no longer reads as written
+            assert unmask(text)[0].count(longest) >= written  # and the detector reads it as written
+        else:
+            assert item["labels"]["1"] == 1.0
+            assert text in (json.dumps(row["text"])[1:-1], html.escape(row["text"]))
