@@ -151,6 +151,11 @@ INJECTION = (
         re.I | re.M,
     ),
     pattern(
+        "forged-call",
+        r"</?\s*(tool_call|function_call|tool_use|functioncall|tool_calls)\s*>|<\|(tool_call|python_tag|tool_calls?_begin)\|>",
+        "carries a tool call written out as the model's own (a forged call)",
+    ),
+    pattern(
         "persona",
         r"\byou\s+are\s+now\s+(a|an|in|the)\b|\bact\s+as\s+(if\s+you\s+were\s+)?(a|an|the)\s+\w+\s+(without|with\s+no)\b",
         "tries to change the model's role",
@@ -158,7 +163,9 @@ INJECTION = (
     pattern(
         "addresses-the-ai",
         r"\b(dear|hey|hi|hello|attention|note\s+(to|for))\s+(the\s+)?(ai|a\.i\.|llm|chatbot|language\s+model|"
-        r"(ai\s+|virtual\s+)(assistant|agent|model)|assistant)\b|(^|[.!?:]\s+)(ai|assistant)\s*,\s",
+        r"(ai\s+|virtual\s+)(assistant|agent|model)|assistant)\b|(^|[.!?:]\s+)(ai|assistant)\s*,\s"
+        r"|^\s*(any\s+|the\s+)?(ai|llm)\s+(agents?|assistants?|models?)\s+(working|reading|processing|handling|"
+        r"summari[sz]ing|operating|that\s+reads?|that\s+process(es)?)\b[^.\n:]{0,40}:",
         "speaks to the AI reading it",
         re.I | re.M,
     ),

@@ -49,6 +49,14 @@ class _Seen:
             found = self._within[score] = "\n".join(text[a:b].lower() for a, b in self.spans.get(score, ()))
         return found
 
+    def compact(self, score: str | None) -> str:
+        """:meth:`within` (or the whole lowered text, ``score`` None) without spaces and separators, cut once."""
+        key = f"compact:{score or ''}"
+        found = self._within.get(key)
+        if found is None:
+            found = self._within[key] = _compact(self.within(score) if score else self.lowered)
+        return found
+
 
 @dataclass(slots=True)
 class TrajectoryContext:
@@ -155,7 +163,38 @@ def _arg_values(args: Mapping[str, Any], min_length: int) -> set[str]:
         for token in _TOKEN.findall(text.lower()):
             if len(token) >= min_length and any(c.isdigit() or c in "@/.:_" for c in token):
                 values.add(token)
+                if sum(c.isdigit() for c in token) >= 6:  # the same number may stand written in groups
+                    values.add("~" + _compact(token))
+        spaced = _spaced_identifier(text)
+        if spaced is not None:
+            values.add(spaced)
     return {v for v in values if len(v) >= min_length}
+
+
+_SEPARATORS = compile_linear(r"[\s().-]+")
+
+
+def _compact(text: str) -> str:
+    """``text`` without spaces and the separators identifiers are written with ("DE89 3704 0044", "+1 (415) 555-01")."""
+    return _SEPARATORS.sub("", text)
+
+
+def _spaced_identifier(text: str) -> str | None:
+    """An identifier written in groups (an IBAN, a card, a phone number), compacted and marked with a ``~``.
+
+    Six digits at least, nothing but letters, digits, spaces and ``+().-``; looked for in compacted text. None for
+    anything else.
+    """
+    if len(text) > 64 or not any(c.isspace() or c in "().-" for c in text) or sum(c.isdigit() for c in text) < 6:
+        return None
+    if not all(c.isalnum() or c.isspace() or c in "+().-" for c in text):
+        return None
+    return "~" + _compact(text.lower())
+
+
+def _found(value: str, text: str, compacted: str) -> bool:
+    """Whether ``text`` holds ``value`` (a ``~`` value, an identifier written in groups: ``compacted`` does)."""
+    return value[1:] in compacted if value.startswith("~") else value in text
 
 
 class _Rule:
@@ -223,14 +262,17 @@ class _Rule:
         if self.sink is not None:
             args = {k: v for k, v in args.items() if self.sink.match(k) is not None}
         values = _arg_values(args, spec.min_length)
-        values = {v for v in values if not any(v in t for t in ctx.trusted)}
+        values = {
+            v for v in values if not any((v[1:] in _compact(t)) if v[0] == "~" else (v in t) for t in ctx.trusted)
+        }
         if not values:
             return None
         for i, seen in enumerate(ctx.seen):
             if seen.step is step or not match.test(seen.step, seen.scores, seen.action, []):
                 continue
             where = seen.within(spec.in_spans_of) if spec.in_spans_of else seen.lowered
-            carried = sorted(v for v in values if v in where)
+            compacted = seen.compact(spec.in_spans_of) if any(v.startswith("~") for v in values) else ""
+            carried = sorted(v.lstrip("~") for v in values if _found(v, where, compacted))
             if carried:
                 shown = ", ".join(repr(v[:40]) for v in carried[:3])
                 inside = f" inside the passage {spec.in_spans_of} marked" if spec.in_spans_of else ""

@@ -79,7 +79,7 @@ def test_everyday_calls_follow_each_target_with_its_ordinary_call() -> None:
 
     repo = Path(__file__).resolve().parents[2]
     sets = everyday_calls(repo)
-    assert set(sets) == {"everyday_calls_a_c", "everyday_calls_d_k"}
+    assert set(sets) == {"everyday_calls_a_c", "everyday_calls_d_l"}
     items = [item for part in sets.values() for item in part]
     rows = [json.loads(line) for line in (repo / "tests/data/everyday_outputs.jsonl").read_text().splitlines()]
     assert 0 < len(items) < len(rows) and len({item["id"] for item in items}) == len(items)
@@ -103,6 +103,7 @@ def test_the_disguised_set_rewrites_each_injected_passage_and_encodes_each_benig
     HTML-escaped, and no output is dropped."""
     import html
     import json
+    import re
     from pathlib import Path
 
     from overseer.detector._unmask import unmask
@@ -117,10 +118,9 @@ def test_the_disguised_set_rewrites_each_injected_passage_and_encodes_each_benig
         if row["spans"]:
             assert item["labels"]["1"] == 0.0 and text != row["text"]
             passage = next(s if isinstance(s, str) else row["text"][s[0] : s[1]] for s in row["spans"])
-            longest = max((w for w in passage.split() if w.isalpha()), key=len)
-            written = row["text"].count(longest)
-            assert text.count(longest) < written  # the passage no longer reads as written
-            assert unmask(text)[0].count(longest) >= written  # and the detector reads it as written
+            longest = max(re.findall(r"[^\W\d_]+", passage), key=len)
+            assert passage not in text  # the passage no longer reads as written
+            assert unmask(text)[0].count(longest) >= row["text"].count(longest)  # the detector reads it as written
         else:
             assert item["labels"]["1"] == 1.0
             assert text in (json.dumps(row["text"])[1:-1], html.escape(row["text"]))
