@@ -105,7 +105,9 @@ def _decoded(found: re.Match[str]) -> str:
     if found.group(0).startswith("&"):
         return html.unescape(found.group(0))
     if found.group(3) is not None:
-        return chr(int(found.group(3), 16))
+        code = int(found.group(3), 16)
+        # half of a surrogate pair is no character (and no tokenizer takes one): left as written
+        return found.group(0) if 0xD800 <= code <= 0xDFFF else chr(code)
     high, low = int(found.group(1), 16), int(found.group(2), 16)
     return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
 

@@ -57,6 +57,12 @@ def test_ordinary_text_comes_back_unchanged(text: str) -> None:
     assert unmask(text) == (text, None)
 
 
+def test_escapes_decode_to_characters_and_half_a_surrogate_pair_stays_as_written() -> None:
+    read, origin = unmask('{"note": "\\u0430ct now \\ud83d\\ude00 \\ud83d alone"}')
+    assert read == '{"note": "act now \U0001f600 \\ud83d alone"}' and origin is not None
+    assert not any(0xD800 <= ord(c) <= 0xDFFF for c in read)
+
+
 def test_the_detector_reads_a_disguised_instruction_and_its_spans_cover_the_disguise() -> None:
     pytest.importorskip("torch", reason="the detector needs the prm extra (torch, transformers)")
     from overseer.detector import load_detector, minilm_path
