@@ -262,9 +262,9 @@ class _Rule:
         if self.sink is not None:
             args = {k: v for k, v in args.items() if self.sink.match(k) is not None}
         values = _arg_values(args, spec.min_length)
-        values = {
-            v for v in values if not any((v[1:] in _compact(t)) if v[0] == "~" else (v in t) for t in ctx.trusted)
-        }
+        # what the user said, compacted once, where some value is an identifier written in groups
+        trusted = [(t, _compact(t) if any(v[0] == "~" for v in values) else "") for t in ctx.trusted]
+        values = {v for v in values if not any(_found(v, t, compacted) for t, compacted in trusted)}
         if not values:
             return None
         for i, seen in enumerate(ctx.seen):
