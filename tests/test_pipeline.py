@@ -264,3 +264,28 @@ def test_model_threads_set_their_own_torch_threads_and_leave_the_callers(monkeyp
     assert torch.get_num_threads() == before
     monkeypatch.setenv("OVERSEER_TORCH_THREADS", "not a number")
     assert model_threads() >= 1
+
+
+def test_models_of_a_one_core_worker_take_turns_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process given one core (a Ray actor of one CPU) runs every model on one shared thread, which outlives a close."""
+    import threading
+
+    from overseer import _threads
+
+    monkeypatch.setattr(_threads, "_SHARE", [])
+    monkeypatch.setattr(_threads, "_ONE_CORE", [])
+    monkeypatch.delenv("OVERSEER_TORCH_THREADS", raising=False)
+    _threads.share_cores(2)
+    apart = [_threads.model_executor("a"), _threads.model_executor("b")]
+    try:
+        assert apart[0] is not apart[1]
+        assert apart[0].submit(threading.get_ident).result() != apart[1].submit(threading.get_ident).result()
+    finally:
+        for executor in apart:
+            executor.shutdown()
+    _threads.share_cores(1)
+    detector, prm = _threads.model_executor("overseer-detector"), _threads.model_executor("overseer-prm")
+    assert detector is prm
+    thread = detector.submit(threading.get_ident).result()
+    detector.shutdown(wait=False)  # one model closing leaves the thread to the other
+    assert prm.submit(threading.get_ident).result() == thread

@@ -63,7 +63,7 @@ def bench_rescore(
         runs: dict[str, Any] = {}
         reference: dict[str, Any] | None = None
         plan = [("1 process", "local", 1), ("1 worker process", "processes", 1), (f"{workers} processes", "processes", workers),
-                (f"ray, {workers} actors", "ray", workers)]  # fmt: skip
+                ("ray, 1 actor", "ray", 1), (f"ray, {workers} actors", "ray", workers)]  # fmt: skip
         ids = [f"run-{i:05d}" for i in range(trajectories)]
         loaded = load_policy(policy)
         with AuditStore(url) as store:
@@ -111,6 +111,9 @@ def bench_rescore(
     one, many = runs.get("1 worker process", {}), runs.get(f"{workers} processes", {})
     if "steps_per_s" in one and "steps_per_s" in many:
         results[f"scaling_{workers}_processes_over_1"] = round(many["steps_per_s"] / one["steps_per_s"], 2)
+    one, many = runs.get("ray, 1 actor", {}), runs.get(f"ray, {workers} actors", {})
+    if "steps_per_s" in one and "steps_per_s" in many:  # an actor is one CPU (Ray's num_cpus): the scaling per CPU
+        results[f"scaling_ray_{workers}_actors_over_1"] = round(many["steps_per_s"] / one["steps_per_s"], 2)
     if best:
         results["projected_hours_for_10M_steps_at_best_rate"] = round(10_000_000 / best / 3600, 1)
     return results
