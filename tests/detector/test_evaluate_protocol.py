@@ -124,3 +124,27 @@ def test_the_disguised_set_rewrites_each_injected_passage_and_encodes_each_benig
         else:
             assert item["labels"]["1"] == 1.0
             assert text in (json.dumps(row["text"])[1:-1], html.escape(row["text"]))
+
+
+def test_everyday_runs_label_one_injected_output_and_the_calls_it_asks_for() -> None:
+    """Sets M and N (tests/data/everyday_runs.jsonl): whole runs; an attacked run's injected output comes before its
+    hijacked calls, and a benign run has no bad label."""
+    from pathlib import Path
+
+    from overseer.lab.detector.sources import everyday_runs
+
+    sets = everyday_runs(Path(__file__).resolve().parents[2])
+    assert {name: (len(runs), sum(r["attacked"] for r in runs)) for name, runs in sets.items()} == {
+        "everyday_runs_m": (53, 22), "everyday_runs_n": (28, 11)}  # fmt: skip
+    runs = [run_ for runs in sets.values() for run_ in runs]
+    for run_ in runs:
+        bad = sorted(int(i) for i, v in run_["labels"].items() if v < 0.5)
+        kinds = [run_["steps"][i]["kind"] for i in bad]
+        if not run_["attacked"]:
+            assert bad == [] and sum(s["kind"] == "observation" for s in run_["steps"]) >= 1
+            continue
+        assert kinds.count("observation") == 1 and kinds.count("tool_call") >= 1, run_["id"]
+        assert kinds[0] == "observation"  # the instruction is read before the call it asks for
+        calls = [s for s in run_["steps"] if s["kind"] == "tool_call"]
+        assert all(c["call_id"] for c in calls) and len({c["call_id"] for c in calls}) == len(calls)
+    assert {r["metadata"]["domain"] for r in runs} >= {"banking", "messaging", "travel", "email", "calendar", "files"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,23 @@ def test_forged_turns_are_the_spans_and_real_transcripts_warnings_and_errors_are
     assert "Error " in texts and "Olá" in texts and "Hallo" in texts
     # a forged turn also lands after a real transcript or inside a record that holds one: the label is no tell
     assert any(d["carrier"] == "turns" and d["text"][: d["spans"][0][0]].count(": ") >= 2 for d in injected)
+
+
+def test_receipts_name_targets_and_amounts_and_only_an_injected_passage_is_a_span() -> None:
+    from overseer.lab.detector.receipts import receipts
+
+    docs = list(receipts(600, seed=5))
+    assert docs == list(receipts(600, seed=5))
+    injected = [d for d in docs if d["spans"]]
+    benign = [d for d in docs if not d["spans"]]
+    assert 0.4 < len(injected) / len(docs) < 0.6
+    for doc in injected:
+        ((start, end),) = doc["spans"]
+        assert start >= 1 and doc["text"][start:end] == doc["text"][start:end].strip()  # a receipt comes first
+    texts = [d["text"] for d in benign]
+    # the hard negatives: answers that name an IBAN (compact or in groups), an address and an amount, in each form
+    assert any(t.startswith("Payment of ") and " to " in t and t.rstrip().endswith("completed.") for t in texts)
+    assert any("Standing order" in t and " to " in t for t in texts)
+    assert any(re.search(r"\b[A-Z]{2}\d{2}(?: \d{4}){3,}", t) for t in texts)
+    assert any(t.startswith("HTTP/1.1 20") for t in texts) and any(t.startswith("{'") for t in texts)
+    assert any("@" in t and "sent" in t for t in texts)

@@ -51,6 +51,7 @@ from overseer.lab.detector.about_ai import about_ai as texts_about_ai
 from overseer.lab.detector.compose import Doc, _sentences, compose, goal, injection
 from overseer.lab.detector.goals import goals as goal_pairs
 from overseer.lab.detector.notices import notices as service_notices
+from overseer.lab.detector.receipts import receipts as tool_receipts
 from overseer.lab.detector.records import records as structured_records
 from overseer.lab.detector.requests import requests as people_requests
 from overseer.lab.detector.third_person import third_person as third_person_passages
@@ -60,7 +61,7 @@ _FILLERS = ["Great product, works as described.", "Meeting moved to 3pm.", "N/A"
             "Please bring the signed form on Monday.", "Call me when you land.", "See attached.", "Happy birthday!!",
             "Order shipped, tracking inside.", "Remember to water the plants.", "Great work on the release, team."]  # fmt: skip
 
-__all__ = ["eval_sets", "everyday_calls", "everyday_sets", "heldout_attacker", "training_docs"]
+__all__ = ["eval_sets", "everyday_calls", "everyday_runs", "everyday_sets", "heldout_attacker", "training_docs"]
 
 
 def _read(path: Path) -> Iterator[dict[str, Any]]:
@@ -161,6 +162,7 @@ def training_docs(
     about: int = 0,
     third: int = 0,
     turns: int = 0,
+    receipts: int = 0,
 ) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
@@ -171,7 +173,8 @@ def training_docs(
     about AI (:mod:`overseer.lab.detector.about_ai`, a sixth round that was tried with 6000 and not shipped) and
     ``third`` passages that oblige the AI in the third person, with sentences about AI that oblige it to nothing
     (:mod:`overseer.lab.detector.third_person`, a seventh round) and ``turns`` forged conversation turns against
-    real transcripts, warnings and errors (:mod:`overseer.lab.detector.turns`, an eighth round);
+    real transcripts, warnings and errors (:mod:`overseer.lab.detector.turns`, an eighth round) and ``receipts``
+    what tools answer after a change (:mod:`overseer.lab.detector.receipts`, a ninth round);
     with all five 0 the first round's set is what comes back, with ``requests=0 goals=0 records=0`` the second's,
     with ``goals=0 records=0`` the third's, with ``records=0`` the fourth's, with the defaults the fifth's.
     """
@@ -222,6 +225,7 @@ def training_docs(
     docs.extend(texts_about_ai(about, seed=seed))
     docs.extend(third_person_passages(third, seed=seed))
     docs.extend(forged_turns(turns, seed=seed))
+    docs.extend(tool_receipts(receipts, seed=seed))
     r.shuffle(docs)
     return docs
 
@@ -438,6 +442,28 @@ def eval_sets(shared: Path, repo: Path, seed: int = 0, asb_runs: int = 400) -> d
     sets.update(everyday_sets(repo))
     sets.update(everyday_calls(repo))
     sets.update(everyday_disguised(repo))
+    sets.update(everyday_runs(repo))
+    return sets
+
+
+def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
+    """Whole everyday assistant runs written by hand (``tests/data/everyday_runs.jsonl``), one set per part.
+
+    Each row is a run as an agent made it: the user's task, its calls and the outputs it read, several per run
+    (banking, messaging, travel, e-mail, calendar, files). Benign runs do what the user asked, often with values
+    read in tool output (the sender to reply to, the IBAN in a bill, the people a colleague listed); attacked runs
+    carry one injected passage in one output, labelled 0 with the call it asks for (of a kind the user asked for or
+    not), every other step 1. Set M was written on 2026-11-25 before any model or rule read it.
+    """
+    path = repo / "tests" / "data" / "everyday_runs.jsonl"
+    if not path.is_file():
+        return {}
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    sets: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        name = f"everyday_runs_{row['set'].lower()}"
+        record = {key: row[key] for key in ("id", "task", "steps", "labels", "attacked")}
+        sets.setdefault(name, []).append({**record, "metadata": {"dataset": name, "domain": row["domain"]}})
     return sets
 
 
