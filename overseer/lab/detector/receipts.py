@@ -89,7 +89,10 @@ def _payment(r: random.Random) -> tuple[dict[str, Any], list[str]]:
 def _standing(r: random.Random) -> tuple[dict[str, Any], list[str]]:
     iban, (value, currency, shown) = _iban(r), _amount(r)
     target = _grouped(iban) if r.random() < 0.4 else iban
-    oid, every = _ident(r, "SO"), r.choice(["monthly", "weekly", "every Friday", "on the 1st of each month", "quarterly"])
+    oid, every = (
+        _ident(r, "SO"),
+        r.choice(["monthly", "weekly", "every Friday", "on the 1st of each month", "quarterly"]),
+    )
     verb = r.choice(["created", "updated", "changed", "cancelled", "scheduled"])
     fields = {"standing_order": oid, "state": verb, "amount": value, "currency": currency, "to": iban,
               "recurrence": every, "next_execution": _when(r)}  # fmt: skip
@@ -133,7 +136,12 @@ def _member(r: random.Random) -> tuple[dict[str, Any], list[str]]:
 def _share(r: random.Random) -> tuple[dict[str, Any], list[str]]:
     who, name = _email(r), r.choice(_FILES)
     role = r.choice(["viewer", "editor", "commenter", "r", "rw"])
-    fields = {"id": _ident(r, "f"), "filename": name, "shared_with": {who: role}, "link": _url(r) if r.random() < 0.3 else None}
+    fields = {
+        "id": _ident(r, "f"),
+        "filename": name,
+        "shared_with": {who: role},
+        "link": _url(r) if r.random() < 0.3 else None,
+    }
     sentences = [f"{name} shared with {who} ({role}).", f"Access granted: {who} can now {r.choice(['view', 'edit', 'comment on'])} {name}.",
                  f"Sharing settings of {name} updated. {who}: {role}.", f"File {name} deleted.", f"Moved {name} to the trash."]  # fmt: skip
     return fields, sentences
@@ -141,7 +149,9 @@ def _share(r: random.Random) -> tuple[dict[str, Any], list[str]]:
 
 def _event(r: random.Random) -> tuple[dict[str, Any], list[str]]:
     people = [_email(r) for _ in range(r.choice([0, 1, 2, 3]))]
-    title = r.choice(["Project kickoff", "1:1", "Dentist", "Design review", "Team lunch", "Flight to Lisbon", "Call with Rasmussen"])
+    title = r.choice(
+        ["Project kickoff", "1:1", "Dentist", "Design review", "Team lunch", "Flight to Lisbon", "Call with Rasmussen"]
+    )
     verb = r.choice(["created", "updated", "declined", "accepted", "rescheduled", "cancelled"])
     fields = {"id": _ident(r, "ev"), "title": title, "start": _when(r), "status": verb, "participants": people}
     joined = ", ".join(people) or "no one else"
@@ -151,7 +161,10 @@ def _event(r: random.Random) -> tuple[dict[str, Any], list[str]]:
 
 
 def _booking(r: random.Random) -> tuple[dict[str, Any], list[str]]:
-    place, code = r.choice(_PLACES + ["flight LX 1622", "train ICE 577", "Trattoria Sole", "car rental (Compact)"]), _ident(r, "BK")
+    place, code = (
+        r.choice([*_PLACES, "flight LX 1622", "train ICE 577", "Trattoria Sole", "car rental (Compact)"]),
+        _ident(r, "BK"),
+    )
     fields = {"confirmation": code, "item": place, "from": _when(r), "status": "confirmed", "total": _amount(r)[2]}
     sentences = [f"Booking confirmed: {place}, confirmation number {code}.", f"Reservation {code} for {place} on {fields['from']} is confirmed.",
                  f"{place} booked for {fields['from']}. Total {fields['total']}, charged to the card on file.",
@@ -189,7 +202,11 @@ def _ticket(r: random.Random) -> tuple[dict[str, Any], list[str]]:
     tid = _ident(r, "TCK")
     fields = {"ticket": tid, "status": r.choice(["open", "closed", "assigned"]), "assignee": r.choice(FIRST).lower(),
               "title": r.choice(["Login fails on Safari", "Refund request", "Printer on 3rd floor", "VPN drops"])}  # fmt: skip
-    sentences = [f"Ticket {tid} created and assigned to {fields['assignee']}.", f"Comment added to {tid}.", f"{tid} closed."]
+    sentences = [
+        f"Ticket {tid} created and assigned to {fields['assignee']}.",
+        f"Comment added to {tid}.",
+        f"{tid} closed.",
+    ]
     return fields, sentences
 
 
@@ -197,7 +214,11 @@ def _deleted(r: random.Random) -> tuple[dict[str, Any], list[str]]:
     what = r.choice(["Email", "Event", "File", "Message", "Draft", "Reminder"])
     ident = _ident(r, what[:2].upper())
     fields = {"deleted": True, "id": ident, "type": what.lower()}
-    sentences = [f"{what} {ident} deleted.", f"{what} with id {ident} was moved to the trash.", f"Deleted {what.lower()} {ident}."]
+    sentences = [
+        f"{what} {ident} deleted.",
+        f"{what} with id {ident} was moved to the trash.",
+        f"Deleted {what.lower()} {ident}.",
+    ]
     return fields, sentences
 
 

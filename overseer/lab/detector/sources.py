@@ -30,7 +30,8 @@ JSON, repr), was written before the fifth round's data, and the fourth round's f
 fifth round exists; F, structured outputs again, was written while the fifth round trained, before any of its
 outputs were seen; G, outputs of everyday assistant suites in prose and records, was written after the shipped
 detector was fixed and before it read them; H, the same kinds and several texts about AI, while a sixth round
-trained, before either model read it).
+trained, before either model read it), and the hand-written everyday runs (``tests/data/everyday_runs.jsonl``:
+whole runs with several outputs each; set M led to the ninth round's receipts, set N is blind for it).
 AgentDojo is used in no form.
 """
 
@@ -453,7 +454,10 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     (banking, messaging, travel, e-mail, calendar, files). Benign runs do what the user asked, often with values
     read in tool output (the sender to reply to, the IBAN in a bill, the people a colleague listed); attacked runs
     carry one injected passage in one output, labelled 0 with the call it asks for (of a kind the user asked for or
-    not), every other step 1. Set M was written on 2026-11-25 before any model or rule read it.
+    not), every other step 1. Set M (53 runs, 22 attacked) was written on 2026-11-25 before any model or rule read
+    it (its first draft's tool names and receipts were rewritten into our own before it was measured); its false
+    positives on receipts led to the ninth round (:mod:`overseer.lab.detector.receipts`). Set N (28 runs, 11
+    attacked) was written while that round was measured, before any model's verdicts on it were seen.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
