@@ -25,7 +25,7 @@ import yaml
 
 from overseer.lab.detector.compose import FIRST, LAST, Doc, _email, _iban, _sentences, _url, injection
 from overseer.lab.detector.goals import _passage as goal_passage
-from overseer.lab.detector.records import find_span
+from overseer.lab.detector.records import drawn, find_span
 
 __all__ = ["receipt", "receipts"]
 
@@ -271,10 +271,4 @@ def receipt(r: random.Random, inject: bool) -> Doc | None:
 
 def receipts(n: int, seed: int = 0, injected_share: float = 0.5) -> Iterator[Doc]:
     """``n`` receipts, about ``injected_share`` of them injected; deterministic for a seed."""
-    r = random.Random(f"receipts-{seed}")
-    made = 0
-    while made < n:
-        doc = receipt(r, r.random() < injected_share)
-        if doc is not None:
-            made += 1
-            yield doc
+    yield from drawn(random.Random(f"receipts-{seed}"), n, injected_share, receipt)

@@ -42,7 +42,7 @@ from overseer.lab.detector.goals import _passage as goal_passage
 from overseer.lab.detector.notices import notice
 from overseer.lab.detector.requests import request
 
-__all__ = ["find_span", "mixed", "records", "rendered_doc"]
+__all__ = ["drawn", "find_span", "mixed", "records", "rendered_doc"]
 
 _SUBJECTS = ["Re: plan for next week", "Invoice", "Quick question", "Your order", "Meeting notes", "Reminder",
              "Weekend?", "Fwd: tickets", "Action needed", "Hello", "Update", "Security alert", "Receipt", "Schedule",
@@ -315,12 +315,18 @@ def record_doc(r: random.Random, inject: bool) -> Doc | None:
     return rendered_doc(r, obj, passage, "composed-records")
 
 
-def records(n: int, seed: int = 0, injected_share: float = 0.5) -> Iterator[Doc]:
-    """``n`` structured outputs, about ``injected_share`` of them injected; deterministic for a seed."""
-    r = random.Random(f"records-{seed}")
+def drawn(
+    r: random.Random, n: int, injected_share: float, make: Callable[[random.Random, bool], Doc | None]
+) -> Iterator[Doc]:
+    """``n`` documents from ``make``, each injected with chance ``injected_share``; a draw that gives None is redrawn."""
     made = 0
     while made < n:
-        doc = record_doc(r, r.random() < injected_share)
+        doc = make(r, r.random() < injected_share)
         if doc is not None:
             made += 1
             yield doc
+
+
+def records(n: int, seed: int = 0, injected_share: float = 0.5) -> Iterator[Doc]:
+    """``n`` structured outputs, about ``injected_share`` of them injected; deterministic for a seed."""
+    yield from drawn(random.Random(f"records-{seed}"), n, injected_share, record_doc)
