@@ -5,8 +5,8 @@ an e-mail sent to an address, a member added to a channel, a file shared with a 
 participants, a booking confirmed with its number. No earlier round had such text: its answers are short, name a
 target and an amount, and read to a token tagger like the injected goals it was trained on ("send 200 EUR to
 <IBAN>"): the shipped model removed "Payment of 86.40 EUR to FR76 ... completed." (0.86) and a standing order's
-"updated: 950.00 EUR monthly to IT60..." (0.66) in runs of set M (``tests/data/everyday_runs.jsonl``), so every
-payment of a banking run was cut out of what the agent read. Here a receipt is one of fourteen kinds of change
+"updated: 950.00 EUR monthly to IT60..." (0.66) in runs of set M (``tests/data/everyday_runs.jsonl``): the answer
+to a payment was cut out of what the agent read. Here a receipt is one of fourteen kinds of change
 with generated values (IBANs compact or in groups, addresses, phone numbers, ids, amounts, dates, what the agent
 wrote echoed back), written as a sentence (past tense or passive, several phrasings), JSON, a Python repr, YAML or
 an HTTP status line with a body; half carry an injected passage (composed as in
