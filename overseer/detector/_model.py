@@ -156,6 +156,12 @@ def _original(origin: list[tuple[int, int]], start: int, end: int, length: int) 
     return origin[start][0], origin[min(end, len(origin)) - 1][1]
 
 
+# The shortest span that counts. Shorter ones ("Mum's", "me!", four digits of an IBAN) removed 6 benign outputs of
+# the everyday outputs and runs (B 2, L 1, calls D-L 1, M 1, N 1) and caught 1 of InjecAgent's 600 injected outputs
+# alone (2026-11-25, the detector card's table); an instruction rarely fits in fewer characters.
+_SHORTEST = 8
+
+
 def _spans(text: str, tokens: dict[tuple[int, int], float], threshold: float) -> Detection:
     """Tokens at or above the threshold merged into spans; each span widened to whole words.
 
@@ -182,7 +188,11 @@ def _spans(text: str, tokens: dict[tuple[int, int], float], threshold: float) ->
             merged[-1][1] = max(merged[-1][1], span[1])
         else:
             merged.append(span)
-    return Detection(score, tuple((s, e) for s, e in merged if e - s >= 8 or score >= threshold))
+    kept = [(s, e) for s, e in merged if e - s >= _SHORTEST]
+    if len(kept) < len(merged):  # a lone word-piece is no instruction: the score is read where the spans kept are
+        inside = [p for (a, b), p in tokens.items() if any(s <= a and b <= e for s, e in kept)]
+        score = max(inside or [p for p in tokens.values() if p < threshold] or [0.0])
+    return Detection(score, tuple(kept))
 
 
 _LOADED: dict[tuple[str, str, str], InjectionModel] = {}
