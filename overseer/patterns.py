@@ -358,7 +358,7 @@ _SEARCH_WORDS = _words("search find query lookup google bing duckduckgo results"
 _DELEGATION = _words(
     """
     handle deal care follow instruction instructions task tasks todo to-do action actions accordingly whatever
-    everything sort process resolve carry
+    everything sort process resolve carry errand errands chore chores checklist
     """
 )
 _STEM = re.compile(r"[a-z0-9$€£]+(?:-[a-z]+)?")

@@ -267,12 +267,22 @@ class _Rule:
         values = {v for v in values if not any(_found(v, t, compacted) for t, compacted in trusted)}
         if not values:
             return None
+        grouped = any(v.startswith("~") for v in values)
         for i, seen in enumerate(ctx.seen):
-            if seen.step is step or not match.test(seen.step, seen.scores, seen.action, []):
+            if seen.step is step or not values:
+                continue
+            # where a value first appeared is its origin: a value the agent had already used in a call of its
+            # own, or read in a step that does not match, is not carried by a later step that echoes it (a
+            # receipt that names the recipient the agent chose)
+            here = {v for v in values if _found(v, seen.lowered, seen.compact(None) if grouped else "")}
+            if not here:
+                continue
+            values -= here
+            if not match.test(seen.step, seen.scores, seen.action, []):
                 continue
             where = seen.within(spec.in_spans_of) if spec.in_spans_of else seen.lowered
-            compacted = seen.compact(spec.in_spans_of) if any(v.startswith("~") for v in values) else ""
-            carried = sorted(v.lstrip("~") for v in values if _found(v, where, compacted))
+            compacted = seen.compact(spec.in_spans_of) if grouped else ""
+            carried = sorted(v.lstrip("~") for v in here if _found(v, where, compacted))
             if carried:
                 shown = ", ".join(repr(v[:40]) for v in carried[:3])
                 inside = f" inside the passage {spec.in_spans_of} marked" if spec.in_spans_of else ""
