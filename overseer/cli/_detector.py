@@ -14,7 +14,7 @@ from overseer.cli._common import console, fail, handle_errors
 
 __all__ = ["detector_group"]
 
-_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h,everyday_i,everyday_j,everyday_k,everyday_l,everyday_calls_a_c,everyday_calls_d_l,everyday_disguised,everyday_runs_m,everyday_runs_n"
+_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h,everyday_i,everyday_j,everyday_k,everyday_l,everyday_calls_a_c,everyday_calls_d_l,everyday_disguised,everyday_runs_m,everyday_runs_n,everyday_runs_o"
 
 
 @click.group("detector")
@@ -43,6 +43,8 @@ def detector_group() -> None:
               help="How many texts with forged conversation turns, or real transcripts and warnings (an eighth round).")  # fmt: skip
 @click.option("--receipts", type=int, default=0, show_default=True,
               help="How many answers of tools that changed something (payments, sends, bookings; a ninth round).")  # fmt: skip
+@click.option("--requirements", type=int, default=0, show_default=True,
+              help="How many service answers with requirements laid on automated clients, or notes for people (a tenth round).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="JSON Lines (.gz) of documents.")
 @handle_errors
 def data(
@@ -57,6 +59,7 @@ def data(
     third: int,
     turns: int,
     receipts: int,
+    requirements: int,
     out: Path,
 ) -> None:
     """Write the training documents (composed + the training parts of the public corpora)."""
@@ -74,6 +77,7 @@ def data(
         third=third,
         turns=turns,
         receipts=receipts,
+        requirements=requirements,
     )
     opener: Any = gzip.open if out.suffix == ".gz" else open
     with opener(out, "wt", encoding="utf-8") as handle:

@@ -235,3 +235,30 @@ def test_receipts_name_targets_and_amounts_and_only_an_injected_passage_is_a_spa
     assert any(re.search(r"\b[A-Z]{2}\d{2}(?: \d{4}){3,}", t) for t in texts)
     assert any(t.startswith("HTTP/1.1 20") for t in texts) and any(t.startswith("{'") for t in texts)
     assert any("@" in t and "sent" in t for t in texts)
+
+
+def test_requirements_for_automated_clients_are_spans_and_notes_for_people_in_the_same_fields_are_not() -> None:
+    from overseer.lab.detector import requirements as rq
+
+    docs = list(rq.requirements(600, seed=5))
+    assert docs == list(rq.requirements(600, seed=5))
+    injected = [d for d in docs if d["spans"]]
+    benign = [d for d in docs if not d["spans"]]
+    assert 0.4 < len(injected) / len(docs) < 0.6
+    assert {d["carrier"] for d in docs} == {"records", "email"}
+    roles = [w.lower() for w in rq._WHO]
+    for doc in injected:
+        ((start, end),) = doc["spans"]
+        passage = " ".join(doc["text"][start:end].replace("\\n", " ").split()).lower()
+        assert passage and doc["text"][start:end] == doc["text"][start:end].strip()
+        # the span is the requirement, never the note for people that may share the answer
+        assert not any(note.split("{")[0].lower() in passage for note in rq._NOTES if len(note.split("{")[0]) > 15)
+    # a requirement names a role, not the AI, in most passages; the action's target (an address, an account, a
+    # link, an id) is in the span
+    named = sum(any(role in d["text"].lower() for role in roles) for d in injected)
+    assert named > len(injected) // 2
+    # the hard negatives: the same fields (advisory, promo, seller_note, ...) with notes for people or protocol
+    # rules for software
+    fields = [f'"{f}"' for f in rq._FIELDS] + [f"{f}:" for f in rq._FIELDS] + [f"'{f}'" for f in rq._FIELDS]
+    assert sum(any(f in d["text"] for f in fields) for d in benign) > len(benign) // 2
+    assert any("Retry-After" in d["text"] or "cursor" in d["text"] for d in benign)

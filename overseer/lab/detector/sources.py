@@ -55,6 +55,7 @@ from overseer.lab.detector.notices import notices as service_notices
 from overseer.lab.detector.receipts import receipts as tool_receipts
 from overseer.lab.detector.records import records as structured_records
 from overseer.lab.detector.requests import requests as people_requests
+from overseer.lab.detector.requirements import requirements as service_requirements
 from overseer.lab.detector.third_person import third_person as third_person_passages
 from overseer.lab.detector.turns import turns as forged_turns
 
@@ -164,6 +165,7 @@ def training_docs(
     third: int = 0,
     turns: int = 0,
     receipts: int = 0,
+    requirements: int = 0,
 ) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
@@ -175,7 +177,9 @@ def training_docs(
     ``third`` passages that oblige the AI in the third person, with sentences about AI that oblige it to nothing
     (:mod:`overseer.lab.detector.third_person`, a seventh round) and ``turns`` forged conversation turns against
     real transcripts, warnings and errors (:mod:`overseer.lab.detector.turns`, an eighth round) and ``receipts``
-    what tools answer after a change (:mod:`overseer.lab.detector.receipts`, a ninth round);
+    what tools answer after a change (:mod:`overseer.lab.detector.receipts`, a ninth round) and ``requirements``
+    laid on automated clients in a service's own fields, against notes for people there
+    (:mod:`overseer.lab.detector.requirements`, a tenth round);
     with all five 0 the first round's set is what comes back, with ``requests=0 goals=0 records=0`` the second's,
     with ``goals=0 records=0`` the third's, with ``records=0`` the fourth's, with the defaults the fifth's.
     """
@@ -227,6 +231,7 @@ def training_docs(
     docs.extend(third_person_passages(third, seed=seed))
     docs.extend(forged_turns(turns, seed=seed))
     docs.extend(tool_receipts(receipts, seed=seed))
+    docs.extend(service_requirements(requirements, seed=seed))
     r.shuffle(docs)
     return docs
 
