@@ -180,7 +180,6 @@ def test_args_from_traces_values_to_a_matching_observation() -> None:
     assert [d[0] for d in decisions] == ["allow", "allow", "allow", "block", "allow", "allow"]
 
 
-
 def test_args_from_takes_the_step_where_a_value_first_appeared() -> None:
     """A value's origin is where it first appeared: an address the agent had already used in a call of its own, or
     read in a clean output, is not planted by a later output that echoes it (a receipt the detector got wrong);
@@ -207,6 +206,7 @@ def test_args_from_takes_the_step_where_a_value_first_appeared() -> None:
     ]
     decisions = run(policy, steps, task="Share my notes with Tomasz and tell him.")
     assert [d[:2] for d in decisions] == [("allow", None)] * 7 + [("block", "planted")]
+
 
 def test_after_and_repeated_and_args_conditions() -> None:
     policy = Policy.from_text(
