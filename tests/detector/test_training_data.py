@@ -128,6 +128,9 @@ def test_a_further_round_starts_from_the_given_detector(tmp_path: Path) -> None:
     assert fresh["init"] is None
     head = next(k for k in before if "head" in k)
     assert not torch.equal(load_file(str(tmp_path / "fresh" / DELTA_FILE))[head], before[head])
+    # a run cut short is reproduced by its step count, the schedule still planned for the whole run
+    cut = train(list(notices(12, seed=0)), tmp_path / "cut", epochs=2, batch_size=4, lr=1e-5, max_steps=2)
+    assert cut["optimizer_steps"] == 2 and cut["planned_steps"] > 2
 
 
 def test_averaging_two_detectors_weighs_each_and_refuses_unlike_ones(tmp_path: Path) -> None:

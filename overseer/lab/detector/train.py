@@ -74,12 +74,15 @@ def train(
     layers: int | None = None,
     init: Path | None = None,
     length_buckets: bool = False,
+    max_steps: int | None = None,
 ) -> dict[str, Any]:
     """Train on ``docs`` and save the detector in ``out``; returns the metrics (also in ``metrics.json``).
 
     ``init`` (a detector directory) starts from that detector's weights instead of the base's: a further round of
     training on new data (its layer count is taken from its ``config.json``). ``length_buckets`` batches windows of
     similar length together (less padding: about twice as fast on a CPU, where most windows are short).
+    ``max_steps`` stops after that many optimizer steps with the learning-rate schedule still planned for the whole
+    run: how a run that ``max_minutes`` cut short is reproduced exactly (its ``optimizer_steps``).
     """
     import torch
     import transformers
@@ -120,7 +123,7 @@ def train(
     while step < total:
         random.shuffle(examples)
         for chunk in _batches(examples, batch_size, length_buckets):
-            if step >= total or time.monotonic() - started > max_minutes * 60:
+            if step >= total or time.monotonic() - started > max_minutes * 60 or step == max_steps:
                 break
             width = max(len(ids) for ids, _ in chunk)
             ids = torch.zeros((len(chunk), width), dtype=torch.long)
@@ -239,11 +242,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--layers", type=int, default=None, help="keep only the base's first N layers (faster)")
     parser.add_argument("--length-buckets", action="store_true", help="batch windows of similar length together")
     parser.add_argument("--init", type=Path, default=None, help="start from this detector's weights (a further round)")
+    parser.add_argument("--max-steps", type=int, default=None,
+                        help="stop after N optimizer steps, the schedule planned for the whole run (reproduces a cut run)")  # fmt: skip
     args = parser.parse_args(argv)
     metrics = train(
         read_docs(args.docs), args.out, base=args.base, window=args.window, epochs=args.epochs,
         batch_size=args.batch_size, lr=args.lr, seed=args.seed, max_minutes=args.max_minutes, device=args.device,
-        layers=args.layers, init=args.init, length_buckets=args.length_buckets,
+        layers=args.layers, init=args.init, length_buckets=args.length_buckets, max_steps=args.max_steps,
     )  # fmt: skip
     print(json.dumps(metrics))
 
