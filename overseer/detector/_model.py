@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,8 +107,17 @@ class InjectionModel:
     CPU with bfloat16 instructions; token probabilities move by a few hundredths at most)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def detect(self, texts: list[str], threshold: float | None = None) -> list[Detection]:
-        """Token probabilities for every text, merged into spans (thread-safe; one forward pass per batch)."""
+    def detect(
+        self,
+        texts: list[str],
+        threshold: float | None = None,
+        ignore: Sequence[Callable[[str], bool] | None] | None = None,
+    ) -> list[Detection]:
+        """Token probabilities for every text, merged into spans (thread-safe; one forward pass per batch).
+
+        ``ignore`` (one predicate or None per text) drops the spans whose text it accepts, as a span too short to
+        be an instruction is dropped: the score is then read where the spans kept are.
+        """
         import torch
 
         windows: list[tuple[int, list[int], list[tuple[int, int]]]] = []
@@ -144,7 +154,10 @@ class InjectionModel:
                 key = (offset[0], offset[1])
                 per_text[i][key] = max(p, per_text[i].get(key, 0.0))
         cut = self.threshold if threshold is None else threshold
-        return [_spans(texts[i], tokens, cut) for i, tokens in enumerate(per_text)]
+        return [
+            _spans(texts[i], tokens, cut, ignore[i] if ignore is not None else None)
+            for i, tokens in enumerate(per_text)
+        ]
 
 
 def _original(origin: list[tuple[int, int]], start: int, end: int, length: int) -> tuple[int, int]:
@@ -162,7 +175,9 @@ def _original(origin: list[tuple[int, int]], start: int, end: int, length: int) 
 _SHORTEST = 8
 
 
-def _spans(text: str, tokens: dict[tuple[int, int], float], threshold: float) -> Detection:
+def _spans(
+    text: str, tokens: dict[tuple[int, int], float], threshold: float, ignore: Callable[[str], bool] | None = None
+) -> Detection:
     """Tokens at or above the threshold merged into spans; each span widened to whole words.
 
     A word is cut by neither edge: an address or a link the passage plants is one word, and the model's last
@@ -188,7 +203,7 @@ def _spans(text: str, tokens: dict[tuple[int, int], float], threshold: float) ->
             merged[-1][1] = max(merged[-1][1], span[1])
         else:
             merged.append(span)
-    kept = [(s, e) for s, e in merged if e - s >= _SHORTEST]
+    kept = [(s, e) for s, e in merged if e - s >= _SHORTEST and not (ignore is not None and ignore(text[s:e]))]
     if len(kept) < len(merged):  # a lone word-piece is no instruction: the score is read where the spans kept are
         inside = [p for (a, b), p in tokens.items() if any(s <= a and b <= e for s, e in kept)]
         score = max(inside or [p for p in tokens.values() if p < threshold] or [0.0])

@@ -7,12 +7,14 @@ reads the output. Other step kinds get no score from this scorer (a rule on ``de
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from overseer._threads import cpu_precision, model_executor
+from overseer.patterns import json_strings
 from overseer.scorers import BaseScorer, ScoreRequest
-from overseer.steps import Observation, Score
+from overseer.steps import Observation, Score, ToolCall
 
 __all__ = ["DetectorScorer", "build_scorer"]
 
@@ -20,6 +22,60 @@ __all__ = ["DetectorScorer", "build_scorer"]
 def _quote(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_WORDS = re.compile(r"[^\W_]+")
+# words a tool's answer puts around what it echoes ("Shared <file> with <address> as editor.", "Sent to <address>")
+_GLUE = frozenset(
+    re.findall(
+        r"\w+",
+        """
+        the and with for from into onto your you this that was were has have been are its not now all any our their
+        will can successfully success done completed complete ok okay status result true false null none
+        """,
+    )
+)
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in _WORDS.findall(text.lower()) if len(w) >= 3 and w not in _GLUE]
+
+
+def echo_of(call: ToolCall) -> Callable[[str], bool]:
+    """A predicate: whether a span of the answer to ``call`` only repeats what the call sent.
+
+    What the call sent: its tool's name, its argument names and values; a few common words may stand around them.
+    Such a span is the tool's receipt of the agent's own call ("Shared 'handover.md' with tomasz@... as editor."),
+    not an instruction from a third party: the detector marked it at 0.00 in set O, and a receipt that names a
+    recipient made the next call to that recipient look planted. A passage that asks for anything brings words of
+    its own; at most one in five (and at least one) may be new.
+    """
+    sent: set[str] = set()
+    for text in [call.tool, *call.args.keys(), *json_strings(call.args)]:
+        sent.update(_words(text.replace("_", " ")))
+    stems = [w for w in _words(call.tool.replace("_", " ")) if len(w) >= 4]
+
+    def echoes(span: str) -> bool:
+        words = _words(span)
+        if len(words) < 2:
+            return False
+        new = [w for w in words if w not in sent and not any(w.startswith(stem[:-1]) for stem in stems)]
+        return len(new) <= max(1, len(words) // 5)
+
+    return echoes
+
+
+def _call_of(request: ScoreRequest) -> ToolCall | None:
+    """The call an observation answers: the one with its ``call_id``, else the last call if the tool matches."""
+    step = request.step
+    assert isinstance(step, Observation)
+    for earlier in reversed(request.history):
+        if isinstance(earlier, ToolCall):
+            if step.call_id is not None and earlier.call_id == step.call_id:
+                return earlier
+            if step.call_id is None:
+                return earlier if earlier.tool == step.tool or step.tool is None else None
+    return None
 
 
 class DetectorScorer(BaseScorer):
@@ -51,8 +107,8 @@ class DetectorScorer(BaseScorer):
             spans=tuple(detection.spans),
         )
 
-    def _detect(self, texts: list[str]) -> list[Any]:
-        return list(self.model.detect(texts, self.threshold))
+    def _detect(self, texts: list[str], ignore: list[Callable[[str], bool] | None]) -> list[Any]:
+        return list(self.model.detect(texts, self.threshold, ignore))
 
     async def score(self, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
         """Score the observations among ``requests`` in one pass (off the event loop's thread)."""
@@ -72,7 +128,9 @@ class DetectorScorer(BaseScorer):
         ]
         if todo:
             texts = [text for _, text in todo]
-            found = await asyncio.get_running_loop().run_in_executor(self._executor, self._detect, texts)
+            calls = [_call_of(requests[i]) for i, _ in todo]
+            ignore = [echo_of(call) if call is not None else None for call in calls]
+            found = await asyncio.get_running_loop().run_in_executor(self._executor, self._detect, texts, ignore)
             for (i, text), detection in zip(todo, found, strict=True):
                 out[i][self.name] = self._score(text, detection)
         return out
