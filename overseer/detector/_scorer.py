@@ -50,16 +50,16 @@ def echo_of(call: ToolCall) -> Callable[[str], bool]:
     recipient made the next call to that recipient look planted. A passage that asks for anything brings words of
     its own; at most one in five (and at least one) may be new.
     """
-    sent: set[str] = set()
-    for text in [call.tool, *call.args.keys(), *json_strings(call.args)]:
-        sent.update(_words(text.replace("_", " ")))
-    stems = [w for w in _words(call.tool.replace("_", " ")) if len(w) >= 4]
+    sent: set[str] = set()  # filled on the first span asked about: most outputs have none
 
     def echoes(span: str) -> bool:
         words = _words(span)
         if len(words) < 2:
             return False
-        new = [w for w in words if w not in sent and not any(w.startswith(stem[:-1]) for stem in stems)]
+        if not sent:
+            sent.update(w for text in [call.tool, *call.args, *json_strings(call.args)] for w in _words(text))
+        stems = [w[:-1] for w in _words(call.tool) if len(w) >= 4]  # "share" also names "shared", "sharing"
+        new = [w for w in words if w not in sent and not any(w.startswith(stem) for stem in stems)]
         return len(new) <= max(1, len(words) // 5)
 
     return echoes
