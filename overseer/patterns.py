@@ -39,6 +39,9 @@ __all__ = [
     "find_targets",
     "first_match",
     "globs",
+    "compact_identifier",
+    "holds_value",
+    "identifier_values",
     "json_strings",
     "non_target_arg",
     "pattern",
@@ -569,6 +572,55 @@ def json_strings(value: Any) -> Iterator[str]:
             stack.extend(reversed(item))
         elif isinstance(item, (int, float)) and not isinstance(item, bool):
             yield str(item)
+
+
+_TOKEN = compile_linear(r"[A-Za-z0-9][A-Za-z0-9._:/@+#-]*[A-Za-z0-9]")
+_SEPARATORS = compile_linear(r"[\s().-]+")
+
+
+def identifier_values(args: Mapping[str, Any], min_length: int) -> set[str]:
+    """The values of a call's arguments worth tracing back to where they first appeared, lower case.
+
+    Identifiers, not prose: URLs, e-mail addresses, and tokens that carry a digit or a separator (account
+    numbers, ids, paths, host names). A summary that quotes a document is not a value planted by it. A number
+    written in groups (an IBAN with spaces, a phone number) is also given compacted, marked with a ``~``
+    (:func:`holds_value` looks for it in compacted text).
+    """
+    values: set[str] = set()
+    for text in json_strings(args):
+        values.update(find_targets(text))
+        for token in _TOKEN.findall(text.lower()):
+            if len(token) >= min_length and any(c.isdigit() or c in "@/.:_" for c in token):
+                values.add(token)
+                if sum(c.isdigit() for c in token) >= 6:  # the same number may stand written in groups
+                    values.add("~" + compact_identifier(token))
+        spaced = _spaced_identifier(text)
+        if spaced is not None:
+            values.add(spaced)
+    return {v for v in values if len(v) >= min_length}
+
+
+def compact_identifier(text: str) -> str:
+    """``text`` without spaces and the separators identifiers are written with ("DE89 3704 0044", "+1 (415) 555-01")."""
+    return _SEPARATORS.sub("", text)
+
+
+def _spaced_identifier(text: str) -> str | None:
+    """An identifier written in groups (an IBAN, a card, a phone number), compacted and marked with a ``~``.
+
+    Six digits at least, nothing but letters, digits, spaces and ``+().-``; looked for in compacted text. None for
+    anything else.
+    """
+    if len(text) > 64 or not any(c.isspace() or c in "().-" for c in text) or sum(c.isdigit() for c in text) < 6:
+        return None
+    if not all(c.isalnum() or c.isspace() or c in "+().-" for c in text):
+        return None
+    return "~" + compact_identifier(text.lower())
+
+
+def holds_value(value: str, text: str, compacted: str) -> bool:
+    """Whether lowered ``text`` holds ``value`` (a ``~`` value, written in groups: ``compacted`` text must)."""
+    return value[1:] in compacted if value.startswith("~") else value in text
 
 
 def first_match(patterns: Sequence[Pattern], texts: Sequence[str]) -> Pattern | None:

@@ -82,6 +82,12 @@ def data(dataset: str, source: Path, out: Path, part: str, labels: str, sample: 
 @click.option("--max-length", type=int, default=384, show_default=True)
 @click.option("--max-minutes", type=float, help="Stop training after this long (CPU budgets).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--provenance/--no-provenance",
+    default=False,
+    show_default=True,
+    help="Render each call with where its arguments' identifiers first appeared (the model keeps the setting).",
+)
 @handle_errors
 def train_command(
     data_files: tuple[Path, ...],
@@ -94,6 +100,7 @@ def train_command(
     max_length: int,
     max_minutes: float | None,
     seed: int,
+    provenance: bool,
 ) -> None:
     """Train a step scorer on step-labelled DATA_FILES; writes weights, metrics.json and a model card."""
     from overseer.lab.prm.datasets import read_labelled
@@ -110,6 +117,7 @@ def train_command(
         holdout_models=[m for m in holdout_models.split(",") if m],
         max_minutes=max_minutes,
         seed=seed,
+        provenance=provenance,
     )
     described = "\n".join(f"- `{p.name}`" for p in data_files)
     with Progress(

@@ -5,18 +5,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from overseer._regex import compile_linear
-from overseer.patterns import find_targets, globs, json_strings
+from overseer.patterns import compact_identifier, globs, holds_value, identifier_values
 from overseer.policy._model import SEVERITY, ArgsFrom, ResampleSpec, StepMatch, When
 from overseer.policy._policy import Policy
 from overseer.steps import Message, Observation, Score, Step, ToolCall, ToolChange
 from overseer.verdict import Action
 
 __all__ = ["Decision", "PolicyEngine", "TrajectoryContext", "sanitize"]
-
-_TOKEN = compile_linear(r"[A-Za-z0-9][A-Za-z0-9._:/@+#-]*[A-Za-z0-9]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +51,7 @@ class _Seen:
         key = f"compact:{score or ''}"
         found = self._within.get(key)
         if found is None:
-            found = self._within[key] = _compact(self.within(score) if score else self.lowered)
+            found = self._within[key] = compact_identifier(self.within(score) if score else self.lowered)
         return found
 
 
@@ -151,52 +148,6 @@ def _describe(index: int, step: Step) -> str:
     return f"step {index} ({step.kind}{tool})"
 
 
-def _arg_values(args: Mapping[str, Any], min_length: int) -> set[str]:
-    """The values of a call's arguments worth tracing back to where they first appeared.
-
-    Identifiers, not prose: URLs, e-mail addresses, and tokens that carry a digit or a separator (account
-    numbers, ids, paths, host names). A summary that quotes a document is not a value planted by it.
-    """
-    values: set[str] = set()
-    for text in json_strings(args):
-        values.update(find_targets(text))
-        for token in _TOKEN.findall(text.lower()):
-            if len(token) >= min_length and any(c.isdigit() or c in "@/.:_" for c in token):
-                values.add(token)
-                if sum(c.isdigit() for c in token) >= 6:  # the same number may stand written in groups
-                    values.add("~" + _compact(token))
-        spaced = _spaced_identifier(text)
-        if spaced is not None:
-            values.add(spaced)
-    return {v for v in values if len(v) >= min_length}
-
-
-_SEPARATORS = compile_linear(r"[\s().-]+")
-
-
-def _compact(text: str) -> str:
-    """``text`` without spaces and the separators identifiers are written with ("DE89 3704 0044", "+1 (415) 555-01")."""
-    return _SEPARATORS.sub("", text)
-
-
-def _spaced_identifier(text: str) -> str | None:
-    """An identifier written in groups (an IBAN, a card, a phone number), compacted and marked with a ``~``.
-
-    Six digits at least, nothing but letters, digits, spaces and ``+().-``; looked for in compacted text. None for
-    anything else.
-    """
-    if len(text) > 64 or not any(c.isspace() or c in "().-" for c in text) or sum(c.isdigit() for c in text) < 6:
-        return None
-    if not all(c.isalnum() or c.isspace() or c in "+().-" for c in text):
-        return None
-    return "~" + _compact(text.lower())
-
-
-def _found(value: str, text: str, compacted: str) -> bool:
-    """Whether ``text`` holds ``value`` (a ``~`` value, an identifier written in groups: ``compacted`` does)."""
-    return value[1:] in compacted if value.startswith("~") else value in text
-
-
 class _Rule:
     def __init__(self, name: str, when: When, action: Action, reason: str | None, resample: ResampleSpec | None):
         self.name = name
@@ -261,10 +212,10 @@ class _Rule:
         args = step.args
         if self.sink is not None:
             args = {k: v for k, v in args.items() if self.sink.match(k) is not None}
-        values = _arg_values(args, spec.min_length)
+        values = identifier_values(args, spec.min_length)
         # what the user said, compacted once, where some value is an identifier written in groups
-        trusted = [(t, _compact(t) if any(v[0] == "~" for v in values) else "") for t in ctx.trusted]
-        values = {v for v in values if not any(_found(v, t, compacted) for t, compacted in trusted)}
+        trusted = [(t, compact_identifier(t) if any(v[0] == "~" for v in values) else "") for t in ctx.trusted]
+        values = {v for v in values if not any(holds_value(v, t, compacted) for t, compacted in trusted)}
         if not values:
             return None
         grouped = any(v.startswith("~") for v in values)
@@ -274,7 +225,7 @@ class _Rule:
             # where a value first appeared is its origin: a value the agent had already used in a call of its
             # own, or read in a step that does not match, is not carried by a later step that echoes it (a
             # receipt that names the recipient the agent chose)
-            here = {v for v in values if _found(v, seen.lowered, seen.compact(None) if grouped else "")}
+            here = {v for v in values if holds_value(v, seen.lowered, seen.compact(None) if grouped else "")}
             if not here:
                 continue
             values -= here
@@ -282,7 +233,7 @@ class _Rule:
                 continue
             where = seen.within(spec.in_spans_of) if spec.in_spans_of else seen.lowered
             compacted = seen.compact(spec.in_spans_of) if grouped else ""
-            carried = sorted(v.lstrip("~") for v in here if _found(v, where, compacted))
+            carried = sorted(v.lstrip("~") for v in here if holds_value(v, where, compacted))
             if carried:
                 shown = ", ".join(repr(v[:40]) for v in carried[:3])
                 inside = f" inside the passage {spec.in_spans_of} marked" if spec.in_spans_of else ""

@@ -14,6 +14,18 @@ The template (the same for training and scoring)::
 token of its tag. Segments are tokenized one by one, so a step's tokens never depend on what follows it (which is
 what lets a causal model score step *n* from the cached keys and values of steps 1..n-1).
 
+With ``provenance`` on (a model trained with it says so in its configuration), a call's segment also says where
+each identifier in its arguments first appeared, so that a window that has slid past the output a value came from
+still knows its origin::
+
+    Call: send_money {"recipient": "UK12...", "amount": 98.7} (recipient: from read_file output with instructions
+    to the AI; amount: from the task)<TAG>
+
+The origins, most telling first, per argument: an output that addresses the AI (the rules' ``injection`` patterns
+found a passage in it, or overseer's notice says a passage was removed from it), an output, not seen before, an
+earlier call or plan of the agent's, the user (a user message), the task. Prose is not traced, only identifiers
+(:func:`overseer.patterns.identifier_values`: addresses, URLs, account numbers, paths, amounts).
+
 Long texts are cut to a token budget, keeping the beginning and the end (injected instructions often come last),
 with a marker in the text; every cut is reported with the step's score, never made silently. When a tool's
 output holds an instruction-like passage (the rules scorer's ``injection`` patterns) in the part a cut would drop,
@@ -22,14 +34,15 @@ the cut keeps that passage too: beginning, passage and end, a third of the budge
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from overseer._text import clean_str
-from overseer.patterns import find_injection
+from overseer.patterns import compact_identifier, find_injection, holds_value, identifier_values
 from overseer.steps import FinalAnswer, Message, Observation, Plan, Step, ToolCall, ToolChange
 
-__all__ = ["RenderConfig", "Renderer", "Segment"]
+__all__ = ["RenderConfig", "Renderer", "Segment", "origins_note"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +57,8 @@ class RenderConfig:
     """Budget for a plan, a call, a message or an answer."""
     max_observation_tokens: int = 256
     """Budget for a tool's output."""
+    provenance: bool = False
+    """Whether a call's segment says where each identifier in its arguments first appeared."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +85,47 @@ def step_text(step: Step) -> str:
     if isinstance(step, ToolChange):
         return f"Tool {step.tool} changed its description: {step.after}"
     raise TypeError(f"not a step: {step!r}")
+
+
+_NOTICE = "[overseer: "  # what sanitising leaves in an output (overseer.policy's sanitize)
+_SEVERITY = {"flagged": 5, "output": 4, "new": 3, "agent": 2, "user": 1, "task": 0}
+_MAX_NOTES = 4
+
+
+def _origin(value: str, task: str, history: Sequence[tuple[Step, str]]) -> tuple[str, str]:
+    """(class, words) for where ``value`` (lowered, as :func:`identifier_values` gives it) first appeared."""
+    grouped = value.startswith("~")
+    if holds_value(value, task, compact_identifier(task) if grouped else ""):
+        return "task", "from the task"
+    for step, lowered in history:
+        if not holds_value(value, lowered, compact_identifier(lowered) if grouped else ""):
+            continue
+        if isinstance(step, Message):
+            return ("user", "from the user") if step.role == "user" else ("agent", f"from a {step.role} message")
+        if isinstance(step, Observation):
+            tool = f"{step.tool} output" if step.tool else "a tool output"
+            if _NOTICE in step.content or find_injection(step.content) is not None:
+                return "flagged", f"from {tool} with instructions to the AI"
+            return "output", f"from {tool}"
+        return "agent", "from an earlier call" if isinstance(step, ToolCall) else "from the agent's own words"
+    return "new", "not seen before"
+
+
+def origins_note(task: str, history: Sequence[Step], args: Mapping[str, Any]) -> str:
+    """Where each argument's identifiers first appeared, in words (empty when no argument holds one)."""
+    lowered_task = clean_str(task).lower()
+    seen = [(s, clean_str(s.text()).lower()) for s in history]
+    notes: list[tuple[int, str]] = []
+    for name, value in sorted(args.items()):  # in the order the call's JSON shows them
+        values = identifier_values({name: value}, 4)
+        if not values:
+            continue
+        found = max((_origin(v, lowered_task, seen) for v in sorted(values)), key=lambda o: _SEVERITY[o[0]])
+        notes.append((_SEVERITY[found[0]], f"{name}: {found[1]}"))
+    if not notes:
+        return ""
+    kept = sorted(sorted(range(len(notes)), key=lambda i: -notes[i][0])[:_MAX_NOTES])  # most telling, in order
+    return " (" + "; ".join(notes[i][1] for i in kept) + ")"
 
 
 class Renderer:
@@ -124,9 +180,15 @@ class Renderer:
         ids, cut = self._fit(self._encode(f"Task: {task}\n"), self.config.max_task_tokens, "task")
         return Segment((*self._start, *ids), cut)
 
-    def step(self, step: Step) -> Segment:
-        """One step's segment, ending with the step tag."""
-        if isinstance(step, Observation):
+    def step(self, step: Step, task: str = "", history: Sequence[Step] = ()) -> Segment:
+        """One step's segment, ending with the step tag.
+
+        ``task`` and ``history`` (the steps before it) matter only to a call under ``provenance``.
+        """
+        if isinstance(step, ToolCall) and self.config.provenance:
+            text = step_text(step) + origins_note(task, history, step.args)
+            ids, cut = self._fit(self._encode(text), self.config.max_step_tokens, step.kind)
+        elif isinstance(step, Observation):
             tokens, salient = self._salient(step_text(step))
             ids, cut = self._fit(tokens, self.config.max_observation_tokens, step.kind, salient)
         else:
@@ -135,4 +197,10 @@ class Renderer:
 
     def text(self, task: str, steps: list[Step]) -> str:
         """The whole rendering as text (for reading and debugging; models get :meth:`head` and :meth:`step`)."""
-        return f"Task: {task}\n" + "".join(step_text(s) + self.config.step_tag for s in steps)
+        if not self.config.provenance:
+            return f"Task: {task}\n" + "".join(step_text(s) + self.config.step_tag for s in steps)
+        parts = [
+            step_text(s) + (origins_note(task, steps[:i], s.args) if isinstance(s, ToolCall) else "")
+            for i, s in enumerate(steps)
+        ]
+        return f"Task: {task}\n" + "".join(p + self.config.step_tag for p in parts)

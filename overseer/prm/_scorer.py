@@ -202,11 +202,13 @@ class PrmScorer(BaseScorer):
 
     # --- on the worker thread -------------------------------------------------------------------------------
 
-    def _segment(self, trajectory_id: str, step: Any) -> Segment:
-        known = self._segments.setdefault(trajectory_id, {})
+    def _segment(self, request: ScoreRequest, at: int) -> Segment:
+        """The segment of step ``at`` of the request's history followed by its step (its context: what precedes it)."""
+        step = request.step if at == len(request.history) else request.history[at]
+        known = self._segments.setdefault(request.trajectory_id, {})
         segment = known.get(step.id)
         if segment is None:
-            segment = known[step.id] = self.renderer.step(step)
+            segment = known[step.id] = self.renderer.step(step, request.task, request.history[:at])
         return segment
 
     def _scores(self, probs: Any, cuts: list[str]) -> dict[str, Score]:
@@ -267,8 +269,9 @@ class PrmScorer(BaseScorer):
         if state.start + matched < len(history) and state.cache is not None:
             self.stats["recomputed"] += 1
         head = self.renderer.head(request.task)
-        new_steps = [*history[state.start + matched :], request.step]
-        segments = [self._segment(request.trajectory_id, s) for s in new_steps]
+        first = state.start + matched
+        new_steps = [*history[first:], request.step]
+        segments = [self._segment(request, at) for at in range(first, len(history) + 1)]
         keep = state.ends[matched - 1][1] if matched else state.head
         fresh = state.cache is None
         length = (len(head.ids) if fresh else keep) + sum(len(seg.ids) for seg in segments)
@@ -311,26 +314,27 @@ class PrmScorer(BaseScorer):
 
     def _slide(self, request: ScoreRequest, head: Sequence[int]) -> tuple[_State, list[Any], list[Segment]]:
         """A new state whose window starts at the latest history steps that fill ``slide_keep`` of the window."""
-        step = self._segment(request.trajectory_id, request.step)
+        step = self._segment(request, len(request.history))
         room = max(0, int(self.model.max_length * self.slide_keep) - len(head) - len(step.ids))
         start = len(request.history)
         while start > 0:
-            size = len(self._segment(request.trajectory_id, request.history[start - 1]).ids)
+            size = len(self._segment(request, start - 1).ids)
             if size > room:
                 break
             room -= size
             start -= 1
         self.stats["slides"] += 1
         steps = [*request.history[start:], request.step]
-        return _State(task=request.task, start=start), steps, [self._segment(request.trajectory_id, s) for s in steps]
+        segments = [self._segment(request, at) for at in range(start, len(request.history) + 1)]
+        return _State(task=request.task, start=start), steps, segments
 
     def _window(self, request: ScoreRequest) -> tuple[list[int], list[str]]:
         head = self.renderer.head(request.task)
-        step = self._segment(request.trajectory_id, request.step)
+        step = self._segment(request, len(request.history))
         room = self.model.max_length - len(head.ids) - len(step.ids)
         kept: list[Segment] = []
-        for past in reversed(request.history):
-            segment = self._segment(request.trajectory_id, past)
+        for at in reversed(range(len(request.history))):
+            segment = self._segment(request, at)
             if len(segment.ids) > room:
                 break
             kept.append(segment)
@@ -371,6 +375,7 @@ def build_scorer(name: str, spec: PrmScorerSpec) -> PrmScorer:
         max_observation_tokens=(
             spec.max_observation_tokens if "max_observation_tokens" in given else defaults.max_observation_tokens
         ),
+        provenance=defaults.provenance,
     )
     return PrmScorer(
         model,

@@ -78,6 +78,7 @@ def test_training_learns_saves_a_delta_and_scores_incrementally(tiny_base: Path,
         max_length=200,
         holdout_models=["m3"],
         checkpoint_every=0,
+        provenance=True,
     )
     data = items(32)
     metrics = train(config, data)
@@ -90,7 +91,7 @@ def test_training_learns_saves_a_delta_and_scores_incrementally(tiny_base: Path,
     assert "Held-out evaluation" in card and '"auroc": 1.0' in card
     assert not any(k.startswith("bert.embeddings.word_embeddings") for k in _keys(out))  # frozen, not stored
     model = load_step_model(str(out))
-    assert model.causal and model.render.step_tag == "[SEP]"
+    assert model.causal and model.render.step_tag == "[SEP]" and model.render.provenance  # the model keeps it
     scorer = PrmScorer(model)
     bad, good = items(2)
 

@@ -56,6 +56,8 @@ class TrainConfig:
     checkpoint_every: int = 200
     seed: int = 0
     threshold: float = 0.5
+    provenance: bool = False
+    """Render each call with where its arguments' identifiers first appeared (``RenderConfig.provenance``)."""
 
 
 @dataclass
@@ -74,8 +76,9 @@ def build_examples(items: Sequence[LabelledTrajectory], renderer: Renderer, max_
     for item in items:
         head = renderer.head(item.trajectory.task).ids
         current = Example(list(head), [], [], [])
-        for index, step in enumerate(item.trajectory.steps):
-            segment = renderer.step(step).ids
+        steps = item.trajectory.steps
+        for index, step in enumerate(steps):
+            segment = renderer.step(step, item.trajectory.task, steps[:index]).ids
             if len(current.ids) + len(segment) > max_length:
                 if current.positions:
                     examples.append(current)
@@ -207,6 +210,7 @@ def save_delta(model: Any, tokenizer: Any, out: Path, config: TrainConfig, card:
             "max_task_tokens": config.max_task_tokens,
             "max_step_tokens": config.max_step_tokens,
             "max_observation_tokens": config.max_observation_tokens,
+            "provenance": config.provenance,
         },
     )
     (out / "README.md").write_text(card)
@@ -238,6 +242,7 @@ def train(
             max_task_tokens=config.max_task_tokens,
             max_step_tokens=config.max_step_tokens,
             max_observation_tokens=config.max_observation_tokens,
+            provenance=config.provenance,
         ),
     )
     train_items, test_items = split(items, config.holdout_models)
