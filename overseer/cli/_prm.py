@@ -81,6 +81,11 @@ def data(dataset: str, source: Path, out: Path, part: str, labels: str, sample: 
 @click.option("--lr", type=float, default=5e-5, show_default=True)
 @click.option("--max-length", type=int, default=384, show_default=True)
 @click.option("--max-minutes", type=float, help="Stop training after this long (CPU budgets).")
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    help="Stop after this many steps, the schedule planned for all (reproduces a run --max-minutes cut).",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option(
     "--provenance/--no-provenance",
@@ -99,6 +104,7 @@ def train_command(
     lr: float,
     max_length: int,
     max_minutes: float | None,
+    max_steps: int | None,
     seed: int,
     provenance: bool,
 ) -> None:
@@ -116,6 +122,7 @@ def train_command(
         max_length=max_length,
         holdout_models=[m for m in holdout_models.split(",") if m],
         max_minutes=max_minutes,
+        max_steps=max_steps,
         seed=seed,
         provenance=provenance,
     )

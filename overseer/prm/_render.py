@@ -34,12 +34,13 @@ the cut keeps that passage too: beginning, passage and end, a third of the budge
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from overseer._text import clean_str
-from overseer.patterns import compact_identifier, find_injection, holds_value, identifier_values
+from overseer.patterns import compact_identifier, find_injection, holds_value, identifier_values, json_strings
 from overseer.steps import FinalAnswer, Message, Observation, Plan, Step, ToolCall, ToolChange
 
 __all__ = ["RenderConfig", "Renderer", "Segment", "origins_note"]
@@ -92,13 +93,26 @@ _SEVERITY = {"flagged": 5, "output": 4, "new": 3, "agent": 2, "user": 1, "task":
 _MAX_NOTES = 4
 
 
-def _origin(value: str, task: str, history: Sequence[tuple[Step, str]]) -> tuple[str, str]:
+@functools.lru_cache(maxsize=4096)
+def _lowered(text: str) -> str:
+    # a step's text is lowered once, not at every later call (a string's hash is kept on the string itself)
+    return clean_str(text).lower()
+
+
+@functools.lru_cache(maxsize=4096)
+def _compacted(lowered: str) -> str:
+    return compact_identifier(lowered)
+
+
+def _origin(value: str, task: str, history: Sequence[Step]) -> tuple[str, str]:
     """(class, words) for where ``value`` (lowered, as :func:`identifier_values` gives it) first appeared."""
     grouped = value.startswith("~")
-    if holds_value(value, task, compact_identifier(task) if grouped else ""):
+    lowered = _lowered(task)
+    if holds_value(value, lowered, _compacted(lowered) if grouped else ""):
         return "task", "from the task"
-    for step, lowered in history:
-        if not holds_value(value, lowered, compact_identifier(lowered) if grouped else ""):
+    for step in history:
+        lowered = _lowered(step.content if isinstance(step, (Observation, Message, Plan)) else step.text())
+        if not holds_value(value, lowered, _compacted(lowered) if grouped else ""):
             continue
         if isinstance(step, Message):
             return ("user", "from the user") if step.role == "user" else ("agent", f"from a {step.role} message")
@@ -113,14 +127,14 @@ def _origin(value: str, task: str, history: Sequence[tuple[Step, str]]) -> tuple
 
 def origins_note(task: str, history: Sequence[Step], args: Mapping[str, Any]) -> str:
     """Where each argument's identifiers first appeared, in words (empty when no argument holds one)."""
-    lowered_task = clean_str(task).lower()
-    seen = [(s, clean_str(s.text()).lower()) for s in history]
+    if not any(True for _ in json_strings(args)):
+        return ""
     notes: list[tuple[int, str]] = []
     for name, value in sorted(args.items()):  # in the order the call's JSON shows them
         values = identifier_values({name: value}, 4)
         if not values:
             continue
-        found = max((_origin(v, lowered_task, seen) for v in sorted(values)), key=lambda o: _SEVERITY[o[0]])
+        found = max((_origin(v, task, history) for v in sorted(values)), key=lambda o: _SEVERITY[o[0]])
         notes.append((_SEVERITY[found[0]], f"{name}: {found[1]}"))
     if not notes:
         return ""

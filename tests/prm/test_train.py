@@ -124,3 +124,10 @@ def test_long_trajectories_are_windowed() -> None:
     assert len(examples) > 3
     assert all(len(e.ids) <= 128 and e.ids[0] == tokenizer.cls_token_id for e in examples)
     assert sum(len(e.positions) for e in examples) == 20
+
+
+def test_max_steps_stops_with_the_schedule_planned_for_the_whole_run(tiny_base: Path, tmp_path: Path) -> None:
+    config = TrainConfig(out=str(tmp_path / "m"), base=str(tiny_base), epochs=4, max_length=200, max_steps=3)
+    metrics = train(config, items(32))
+    assert metrics["steps"] == 3
+    assert metrics["stopped"] == "stopped at step 3 of 16 (max_steps)"  # 32 sequences, batches of 8, 4 epochs

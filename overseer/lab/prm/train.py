@@ -56,6 +56,9 @@ class TrainConfig:
     checkpoint_every: int = 200
     seed: int = 0
     threshold: float = 0.5
+    max_steps: int | None = None
+    """Stop after this many optimizer steps, the learning-rate schedule still planned for all (reproduces a run
+    that ``max_minutes`` cut, whatever the machine's load)."""
     provenance: bool = False
     """Render each call with where its arguments' identifiers first appeared (``RenderConfig.provenance``)."""
 
@@ -292,6 +295,10 @@ def train(
                     save_delta(
                         model, tokenizer, out / "checkpoints" / f"step-{step}", config, f"checkpoint at step {step}\n"
                     )
+                if step == config.max_steps:
+                    stopped = f"stopped at step {step} of {total} (max_steps)"
+                    total = step
+                    break
                 if config.max_minutes is not None and time.monotonic() - started > config.max_minutes * 60:
                     stopped = f"stopped by the time budget ({config.max_minutes} min) at step {step} of {total}"
                     total = step
