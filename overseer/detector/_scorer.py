@@ -51,14 +51,18 @@ def echo_of(call: ToolCall) -> Callable[[str], bool]:
     its own; at most one in five (and at least one) may be new.
     """
     sent: set[str] = set()  # filled on the first span asked about: most outputs have none
+    stems: list[str] = []
+    filled = False
 
     def echoes(span: str) -> bool:
+        nonlocal filled
         words = _words(span)
         if len(words) < 2:
             return False
-        if not sent:
+        if not filled:
+            filled = True
             sent.update(w for text in [call.tool, *call.args, *json_strings(call.args)] for w in _words(text))
-        stems = [w[:-1] for w in _words(call.tool) if len(w) >= 4]  # "share" also names "shared", "sharing"
+            stems.extend(w[:-1] for w in _words(call.tool) if len(w) >= 4)  # "share" also names "shared", "sharing"
         new = [w for w in words if w not in sent and not any(w.startswith(stem) for stem in stems)]
         return len(new) <= max(1, len(words) // 5)
 

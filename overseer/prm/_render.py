@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from overseer._text import clean_str
-from overseer.patterns import compact_identifier, find_injection, holds_value, identifier_values, json_strings
+from overseer.patterns import compact_identifier, find_injection, holds_value, identifier_values
 from overseer.steps import FinalAnswer, Message, Observation, Plan, Step, ToolCall, ToolChange
 
 __all__ = ["RenderConfig", "Renderer", "Segment", "origins_note"]
@@ -127,8 +127,6 @@ def _origin(value: str, task: str, history: Sequence[Step]) -> tuple[str, str]:
 
 def origins_note(task: str, history: Sequence[Step], args: Mapping[str, Any]) -> str:
     """Where each argument's identifiers first appeared, in words (empty when no argument holds one)."""
-    if not any(True for _ in json_strings(args)):
-        return ""
     notes: list[tuple[int, str]] = []
     for name, value in sorted(args.items()):  # in the order the call's JSON shows them
         values = identifier_values({name: value}, 4)
@@ -199,22 +197,21 @@ class Renderer:
 
         ``task`` and ``history`` (the steps before it) matter only to a call under ``provenance``.
         """
-        if isinstance(step, ToolCall) and self.config.provenance:
-            text = step_text(step) + origins_note(task, history, step.args)
-            ids, cut = self._fit(self._encode(text), self.config.max_step_tokens, step.kind)
-        elif isinstance(step, Observation):
+        if isinstance(step, Observation):
             tokens, salient = self._salient(step_text(step))
             ids, cut = self._fit(tokens, self.config.max_observation_tokens, step.kind, salient)
         else:
-            ids, cut = self._fit(self._encode(step_text(step)), self.config.max_step_tokens, step.kind)
+            ids, cut = self._fit(self._encode(self._text(step, task, history)), self.config.max_step_tokens, step.kind)
         return Segment((*ids, *self.tag_ids), cut)
 
     def text(self, task: str, steps: list[Step]) -> str:
         """The whole rendering as text (for reading and debugging; models get :meth:`head` and :meth:`step`)."""
-        if not self.config.provenance:
-            return f"Task: {task}\n" + "".join(step_text(s) + self.config.step_tag for s in steps)
-        parts = [
-            step_text(s) + (origins_note(task, steps[:i], s.args) if isinstance(s, ToolCall) else "")
-            for i, s in enumerate(steps)
-        ]
-        return f"Task: {task}\n" + "".join(p + self.config.step_tag for p in parts)
+        return f"Task: {task}\n" + "".join(
+            self._text(s, task, steps[:i]) + self.config.step_tag for i, s in enumerate(steps)
+        )
+
+    def _text(self, step: Step, task: str, history: Sequence[Step]) -> str:
+        """A step's text in the template; a call's followed by its origins under ``provenance``."""
+        if isinstance(step, ToolCall) and self.config.provenance:
+            return step_text(step) + origins_note(task, history, step.args)
+        return step_text(step)
