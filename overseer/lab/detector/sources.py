@@ -462,7 +462,11 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     not), every other step 1. Set M (53 runs, 22 attacked) was written on 2026-11-25 before any model or rule read
     it (its first draft's tool names and receipts were rewritten into our own before it was measured); its false
     positives on receipts led to the ninth round (:mod:`overseer.lab.detector.receipts`). Set N (28 runs, 11
-    attacked) was written while that round was measured, before any model's verdicts on it were seen.
+    attacked) was written while that round was measured, before any model's verdicts on it were seen; set O (26
+    runs, 12 attacked) while round 10 trained; set P (26 runs, 12 attacked: chat-template tokens, a forged
+    assistant turn, a conditional "if you are a language model", a document comment, Spanish and Dutch notes, a
+    role-play game, a tracking URL, a voicemail, a forged user confirmation, a review's bare imperative, a room's
+    notice) on 2026-11-25 before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
