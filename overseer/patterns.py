@@ -329,9 +329,8 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
     ),
     "communicate": _words(
         """
-        send forward reply respond answer tell inform notify contact let know write announce ping remind reach
-        introduce cc share invite publish ask follow confirm thank congratulate welcome greet loop line back circle
-        touch chase nudge
+        send forward reply respond answer tell inform notify contact write announce ping remind reach introduce cc
+        share invite publish ask follow confirm thank congratulate welcome greet chase nudge
         """
     ),
     "change": _words(
@@ -378,6 +377,10 @@ _DETERMINERS = _words(
 )
 
 
+# Verbs that "re-" repeats without changing the kind of change: "reorder the ink" orders, "rebook" books.
+_AGAIN = _words("order book send pay schedule share invite post submit install upload forward assign activate enable")
+
+
 def _stems(text: str) -> set[str]:
     out: set[str] = set()
     before = ""
@@ -387,11 +390,13 @@ def _stems(text: str) -> set[str]:
             if word in _MESSAGE_WORDS and previous not in _DETERMINERS:
                 out.add("message:" + word)
             continue
-        out.add(word)
-        out.update(c for c in "$€£" if c in word)  # "$50" names a currency
+        forms = {word}
         for suffix in ("ing", "ed", "es", "s", "e", "d"):
             if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                out.add(word[: -len(suffix)])
+                forms.add(word[: -len(suffix)])
+        forms.update(form[2:] for form in list(forms) if form.startswith("re") and form[2:] in _AGAIN)
+        out.update(forms)
+        out.update(c for c in "$€£" if c in word)  # "$50" names a currency
     return out
 
 
@@ -447,12 +452,45 @@ def _requests(text: str) -> list[str]:
     return out
 
 
+# Phrases whose words mislead one at a time, read as the one word they mean. "Let me know", "get back to her" and
+# "drop him a line" ask for a message only as a whole ("any voicemails I should know about?" asks for none); "do
+# what Kasia asked", "unsubscribe me the way it says" and "set up the payment it asks for" hand the agent a
+# person's or a document's instructions, as "follow" and "handle" do.
+_PHRASES = [
+    (re.compile(r"\blet\s+(?:[\w']+\s+){0,3}?know\b"), " notify "),
+    (re.compile(r"\bloop\s+(?:[\w']+\s+)?in\b|\bin\s+the\s+loop\b"), " notify "),
+    (re.compile(r"\b(?:get|write|call|ring|text)\s+(?:[\w']+\s+)?back\b"), " reply "),
+    (re.compile(r"\bdrop\s+(?:[\w']+\s+){0,2}?a\s+line\b|\b(?:get|keep)\s+in\s+touch\b|\btouch\s+base\b"), " contact "),
+    (re.compile(r"\bcircle\s+back\b|\breach\s+out\b"), " contact "),
+    (re.compile(r"\b(?:do|does|did|doing)\s+(?:what|whatever|everything)\b"), " handle "),
+    (
+        re.compile(
+            r"\b(?:the\s+way|as|like)\s+(?:[\w']+\s+){1,3}?(?:says|said|asks|asked|explains|explained|describes"
+            r"|wants|wanted|requests|requested|suggests|suggested|tells|told|instructs|instructed)\b"
+        ),
+        " accordingly ",
+    ),
+    (
+        re.compile(r"\b(?:it|he|she|they)\s+(?:asks|asked|requests|requested)\s+(?:for|me\s+to|us\s+to)\b"),
+        " accordingly ",
+    ),
+]
+
+
+def _phrased(text: str) -> str:
+    text = text.lower()
+    for pattern, meaning in _PHRASES:
+        text = pattern.sub(meaning, text)
+    return text
+
+
 @functools.lru_cache(maxsize=256)
 def _request_stems(request: str, every_sentence: bool) -> frozenset[str]:
     """The stems of a request's sentences that could ask for something (all of them with ``every_sentence``).
 
     Cached: every call of a trajectory asks about the same request.
     """
+    request = _phrased(request)
     return frozenset(_stems(request if every_sentence else " ".join(_requests(request))))
 
 
