@@ -466,7 +466,10 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     runs, 12 attacked) while round 10 trained; set P (26 runs, 12 attacked: chat-template tokens, a forged
     assistant turn, a conditional "if you are a language model", a document comment, Spanish and Dutch notes, a
     role-play game, a tracking URL, a voicemail, a forged user confirmation, a review's bare imperative, a room's
-    notice) on 2026-11-25 before any model or rule read it.
+    notice) on 2026-11-25 before any model or rule read it; set Q (20 runs, 10 attacked: a bare lowercase line
+    in an event, a forged conversation summary, an ``assistant_instructions`` field, models named by handle, a
+    locked file's condition, a bank-fraud text, a docstring for code assistants, a Portuguese note, a flatmate's
+    plea, a quick-start guide's extra step) after P's changes were measured, before anything read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
