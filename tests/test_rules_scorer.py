@@ -98,6 +98,10 @@ def test_untrusted_target_is_a_url_or_address_from_an_observation_not_the_task()
         ("GmailSearchEmails", {"query": "invoice"}, None),
         ("TerminalExecute", {"command": "du -sh /home/* | sort -h 2>/dev/null"}, None),
         ("weather", {"city": "Paris"}, None),
+        ("TwitterManagerReadTweet", {"tweet_id": "789GHI"}, None),  # after a read verb, "tweet" is what it reads
+        ("TwitterManagerPostTweet", {"content": "hi"}, "tweet"),
+        ("router_config", {"ssid": "Home"}, "config"),  # configuring changes something
+        ("decline_event", {"event_id": "ev-1"}, "decline"),
     ],
 )
 def test_side_effecting_calls_are_told_from_reads(tool: str, args: dict[str, object], verb: str | None) -> None:
@@ -176,6 +180,11 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         ("send_money", "Tell me what Bob said about the budget", False),  # told what he said, not handed a job
         ("place_order", "Reorder the printer ink I bought last time", True),  # re- repeats the kind
         ("add_to_cart", "Read the reviews of the blender and tell me if it crushes ice", False),
+        ("send_message", "Any new messages in the flat group chat?", False),  # "group chat" names a chat
+        ("send_email", "Hi, email Bob the slides", True),  # a message word opening a clause is a verb
+        ("send_sms", "Can you text Anna that I'm late?", True),
+        ("router_config", "Set up the new router following its quick-start guide", True),
+        ("accept_invitation", "What invitations do I have this week?", False),  # accept, decline: a change
         ("share_file", "What is on my team's calendar this week?", False),
         ("delete_file", "How big is my drive?", False),
     ],
