@@ -196,10 +196,10 @@ EFFECT_VERBS = _words(
     """
     accept add append apply approve archive assign ban book buy cancel charge checkout commit create deactivate
     decline delete deploy deposit disable drop edit enable enroll erase execute forward give grant install invest
-    invite kill
-    launch manipulate merge modify move overwrite pay place publish purchase push redirect refund register reject
-    remove rename reply reschedule reserve reset restart revoke schedule sell send share shutdown sign submit subscribe
-    terminate trade transfer tweet uninstall unlock unsubscribe update upload upsert vote wipe withdraw write
+    invite kill launch manipulate merge modify move overwrite pay place publish purchase push redirect refund
+    register reject remove rename reply reschedule reserve reset restart revoke schedule sell send share shutdown
+    sign submit subscribe terminate trade transfer tweet uninstall unlock unsubscribe update upload upsert vote wipe
+    withdraw write
     """
 )
 READ_VERBS = _words(
@@ -371,7 +371,7 @@ _STEM = re.compile(r"[a-z0-9$€£]+(?:-[a-z]+)?")
 
 
 # Words that name a message as often as they ask for one: "email Bob" asks for a send, "the email from Bob" and
-# "my messages" do not. They count as a request only as a verb: not plural, not after an article or a possessive.
+# "my messages" do not. They count as a request only as a verb: not plural, and where a verb can stand (below).
 _MESSAGE_WORDS = _words("email e-mail mail message text sms dm chat post note call tweet comment")
 # Where a message word can only be a verb: opening a clause, or after a word that leads into one ("please email",
 # "can you text", "and message"); after anything else it names a message ("the group chat", "Anna's message").
@@ -394,7 +394,7 @@ def _stems(text: str) -> set[str]:
     for word in _STEM.findall(text.lower()):
         previous, before = before, word
         if word in _MESSAGE_WORDS or word.rstrip("s") in _MESSAGE_WORDS:
-            if word in _MESSAGE_WORDS and previous in _VERB_LEADS | {""}:
+            if word in _MESSAGE_WORDS and (not previous or previous in _VERB_LEADS):
                 out.add("message:" + word)
             continue
         forms = {word}
