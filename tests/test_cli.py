@@ -124,6 +124,29 @@ def test_bench_pipeline_reports_percentiles_and_no_loss() -> None:
     assert result["sqlite_store"]["audit_records_lost"] == 0
 
 
+def test_bench_serve_measures_every_cell_and_names_bad_input(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    out_file = tmp_path / "serve.json"
+    code, out = invoke(
+        "bench", "serve", "--arch", "tiny", "--concurrency", "1,3", "--steps", "8", "--budget-s", "0.3",
+        "--device", "cpu", "--out", str(out_file), "--json",
+    )  # fmt: skip
+    assert code == 0, out
+    result = json.loads(out)
+    assert json.loads(out_file.read_text()) == result  # the file kept after every cell ends as the printed JSON
+    tiny = result["architectures"]["tiny"]
+    assert tiny["weights"] == "random weights" and set(tiny["cells"]) == {"1", "3"}
+    for row in tiny["cells"].values():
+        for mode in ("padded", "one_by_one", "reencode"):
+            cell = row[mode]
+            assert cell["steps"] > 0 and cell["steps_per_s"] > 0 and 0 < cell["p50_ms"] <= cell["p99_ms"]
+        assert row["incremental_over_reencode"] > 0 and row["padded_over_one_by_one"] > 0
+    code, out = invoke("bench", "serve", "--concurrency", "1,x")
+    assert code == 2 and "'1,x': a comma-separated list of whole numbers" in out
+    code, out = invoke("bench", "serve", "--arch", "qwen9-huge", "--device", "cpu")
+    assert code != 0 and "unknown architecture 'qwen9-huge'" in out
+
+
 def test_bench_load_counts_every_record_of_concurrent_agent_runs() -> None:
     pytest.importorskip("langgraph")
     code, out = invoke("bench", "load", "--runs", "12", "--seconds", "1", "--model-latency-ms", "5", "--json")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -182,6 +183,70 @@ def prm(
     result = bench_prm(
         model=model, steps=steps, trajectories=trajectories, slide_keep=slide_keep, repeats=repeats,
         long_steps=long_steps,
+    )  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        console.print_json(json.dumps(result))
+
+
+def _ints(value: str) -> list[int]:
+    try:
+        out = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: a comma-separated list of whole numbers, such as 1,16,64") from None
+    if not out or min(out) < 1:
+        raise click.BadParameter(f"{value!r}: give at least one number, each 1 or more")
+    return out
+
+
+@bench_group.command("serve")
+@click.option(
+    "--arch",
+    "archs",
+    default="default",
+    show_default=True,
+    help="Comma-separated: default, tiny, qwen2-0.5b, qwen2-7b (all but default: random weights from a config).",
+)
+@click.option(
+    "--concurrency", default="1,16,64,256", show_default=True, help="Concurrent trajectories, comma-separated."
+)
+@click.option(
+    "--mode",
+    "modes",
+    default="padded,one_by_one,reencode",
+    show_default=True,
+    help="Which ways to score, comma-separated.",
+)
+@click.option("--steps", type=click.IntRange(6), default=40, show_default=True, help="Steps per trajectory.")
+@click.option(
+    "--budget-s",
+    type=click.FloatRange(0.1),
+    default=6.0,
+    show_default=True,
+    help="Seconds per cell (each stops there).",
+)
+@click.option("--max-batch", type=click.IntRange(1), default=256, show_default=True, help="The batcher's size bound.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
+@click.option("--profile", is_flag=True, help="Add the ten costliest operations of a padded run per architecture.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also rewrite this file with the JSON so far after every cell (kept if the run is cut off).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON.")
+@handle_errors
+def serve(
+    archs: str, concurrency: str, modes: str, steps: int, budget_s: float, max_batch: int, device: str,
+    profile: bool, out: Path | None, as_json: bool,
+) -> None:  # fmt: skip
+    """The PRM serving many trajectories: steps/s and p50 / p99 per step, padded, one by one and re-encoded."""
+    from overseer.bench.serve import bench_serve, write_report
+
+    result = bench_serve(
+        archs=[a.strip() for a in archs.split(",") if a.strip()], concurrency=_ints(concurrency),
+        modes=[m.strip() for m in modes.split(",") if m.strip()], steps=steps, budget_s=budget_s,
+        max_batch=max_batch, device=device, profile=profile, report=write_report(out) if out else None,
     )  # fmt: skip
     if as_json:
         click.echo(json.dumps(result, indent=2))

@@ -31,6 +31,7 @@ from overseer._threads import settle_heap
 from overseer.exceptions import ConfigError, MissingDependencyError
 from overseer.prm._lean import LeanCache, lean_model
 from overseer.prm._render import RenderConfig
+from overseer.prm._slots import SlotCache, SlotStore
 
 __all__ = [
     "FROZEN_PREFIXES",
@@ -84,6 +85,8 @@ class StepModel:
     lean: Any = None
     """The lean per-step path (:mod:`overseer.prm._lean`) where it applies: batch-1 incremental steps on a CPU."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    slots: SlotStore | None = None
+    """The slot buffers of padded incremental passes (:mod:`overseer.prm._slots`), made by :meth:`slot_cache`."""
 
     # --- reading scores -------------------------------------------------------------------------------------
 
@@ -110,7 +113,7 @@ class StepModel:
         """Model outputs (head logits or LM logits) for ``ids`` continuing ``cache``; and the new cache."""
         torch = require_torch()
         extra = {} if position_ids is None else {"position_ids": position_ids}
-        with torch.inference_mode():
+        with torch.inference_mode(), _attention_kernels(self.device):
             if self.format == "math-shepherd":
                 out = self.model(input_ids=ids, attention_mask=attention_mask, use_cache=self.causal,
                                  **_cache_kwarg(self.model, cache), **extra)  # fmt: skip
@@ -141,47 +144,97 @@ class StepModel:
         batch cache, the new tokens follow it, and an attention mask hides the padding; every token gets its own
         trajectory's position. Each row's cache is then cut back out: its past, then its new tokens.
         """
+        if isinstance(items[0][2], SlotCache):
+            return self._score_slots(items)
         if len(items) == 1 or self.lean is not None:  # the lean path is batch-1: one after another
             return [self.score_continuation(ids, positions, cache) for ids, positions, cache in items]
         torch = require_torch()
         past = [cache.get_seq_length() for _, _, cache in items]
         width, longest = max(past), max(len(ids) for ids, _, _ in items)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        input_ids = torch.full((len(items), longest), pad, dtype=torch.long)
-        position_ids = torch.zeros((len(items), longest), dtype=torch.long)
-        mask = torch.zeros((len(items), width + longest), dtype=torch.long)
-        for row, ((ids, _, _), before) in enumerate(zip(items, past, strict=True)):
-            input_ids[row, : len(ids)] = torch.tensor(ids)
-            position_ids[row] = torch.arange(before, before + longest).clamp(max=self.max_length - 1)
-            mask[row, :before] = 1
-            mask[row, width : width + len(ids)] = 1
+        input_ids, position_ids, mask = self._padded(items, past, width, longest)
         batch = self.new_cache()
         if width:
+            # one zeroed buffer per layer, each row's past copied in (padding must be zeros, not garbage: a masked
+            # position still meets a zero weight, and zero times NaN is NaN)
             filled = next(cache for (_, _, cache), before in zip(items, past, strict=True) if before)
             for layer in range(len(filled.layers)):
                 ref = filled.layers[layer].keys
-                keys, values = [], []
-                for (_, _, cache), before in zip(items, past, strict=True):
+                shape = (len(items), *ref.shape[1:-2], width, ref.shape[-1])
+                keys, values = ref.new_zeros(shape), ref.new_zeros(shape)
+                for row, ((_, _, cache), before) in enumerate(zip(items, past, strict=True)):
                     if before:
-                        gap = (0, 0, 0, width - before)  # pad the sequence axis on the right
-                        keys.append(torch.nn.functional.pad(cache.layers[layer].keys, gap))
-                        values.append(torch.nn.functional.pad(cache.layers[layer].values, gap))
-                    else:
-                        keys.append(ref.new_zeros((1, *ref.shape[1:-2], width, ref.shape[-1])))
-                        values.append(keys[-1])
-                batch.update(torch.cat(keys), torch.cat(values), layer)
-        outputs, merged = self._forward(
-            input_ids.to(self.device), batch, mask.to(self.device), position_ids.to(self.device)
-        )
+                        keys[row, ..., :before, :] = cache.layers[layer].keys[0]
+                        values[row, ..., :before, :] = cache.layers[layer].values[0]
+                batch.update(keys, values, layer)
+        outputs, merged = self._forward(input_ids, batch, mask, position_ids)
+        probs = self._probs_at(outputs, items)
         results = []
-        for row, ((ids, positions, _), before) in enumerate(zip(items, past, strict=True)):
+        for row, ((ids, _, _), before) in enumerate(zip(items, past, strict=True)):
             own = self.new_cache()
             for layer in range(len(merged.layers)):
-                k, v = merged.layers[layer].keys, merged.layers[layer].values
-                span = torch.cat([torch.arange(before), torch.arange(width, width + len(ids))]).to(k.device)
-                own.update(k[row : row + 1, :, span], v[row : row + 1, :, span], layer)
-            results.append((self._probs(outputs[row, positions]).cpu(), own))
+                k, v = merged.layers[layer].keys[row : row + 1], merged.layers[layer].values[row : row + 1]
+                new = slice(width, width + len(ids))
+                own.update(
+                    torch.cat([k[..., :before, :], k[..., new, :]], dim=-2),
+                    torch.cat([v[..., :before, :], v[..., new, :]], dim=-2),
+                    layer,
+                )
+            results.append((probs[row], own))
         return results
+
+    def slot_cache(self) -> SlotCache:
+        """An empty cache on a slot of this model's :class:`SlotStore` (for padded incremental passes)."""
+        if self.slots is None:
+            self.slots = SlotStore(self.max_length)
+        return self.slots.allocate()
+
+    def _score_slots(self, items: list[tuple[list[int], list[int], Any]]) -> list[tuple[Any, Any]]:
+        """:meth:`score_continuations` over slot caches: one gather and one indexed store per layer, not per row."""
+        assert self.slots is not None
+        caches: list[SlotCache] = [cache for _, _, cache in items]
+        past = [cache.get_seq_length() for cache in caches]
+        width, longest = max(past), max(len(ids) for ids, _, _ in items)
+        needed = max(before + len(ids) for (ids, _, _), before in zip(items, past, strict=True))
+        input_ids, position_ids, mask = self._padded(items, past, width, longest)
+        from transformers import DynamicCache
+
+        with require_torch().inference_mode():
+            batch = self.slots.gather(caches, width, needed, DynamicCache(config=self.model.config))
+            outputs, merged = self._forward(input_ids, batch, mask, position_ids)
+            probs = self._probs_at(outputs, items)
+            self.slots.scatter(merged, caches, past, [len(ids) for ids, _, _ in items], width)
+        return [(p, cache) for p, cache in zip(probs, caches, strict=True)]
+
+    def _padded(self, items: list[tuple[list[int], list[int], Any]], past: list[int], width: int, longest: int) -> Any:
+        """Input ids, position ids and the attention mask of a padded incremental pass (on the model's device).
+
+        Pasts are padded on the right to ``width``, the new tokens follow; every token gets its own row's position.
+        """
+        torch = require_torch()
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        last = self.max_length - 1
+        input_ids = [ids + [pad] * (longest - len(ids)) for ids, _, _ in items]
+        position_ids = [[min(before + j, last) for j in range(longest)] for before in past]
+        mask = [
+            [1] * before + [0] * (width - before) + [1] * len(ids) + [0] * (longest - len(ids))
+            for (ids, _, _), before in zip(items, past, strict=True)
+        ]
+        return (
+            torch.tensor(input_ids, dtype=torch.long, device=self.device),
+            torch.tensor(position_ids, dtype=torch.long, device=self.device),
+            torch.tensor(mask, dtype=torch.long, device=self.device),
+        )
+
+    def _probs_at(self, outputs: Any, items: list[tuple[list[int], list[int], Any]]) -> list[Any]:
+        """Each row's P(good) at its own positions: one gather and one copy to the host for the whole batch."""
+        rows = [row for row, (_, positions, _) in enumerate(items) for _ in positions]
+        cols = [p for _, positions, _ in items for p in positions]
+        probs = self._probs(outputs[rows, cols]).cpu()
+        out, at = [], 0
+        for _, positions, _ in items:
+            out.append(probs[at : at + len(positions)])
+            at += len(positions)
+        return out
 
     def score_batch(self, sequences: list[list[int]], positions: list[list[int]]) -> list[Any]:
         """P(good) at the given positions of each sequence, in one padded batch (no cache)."""
@@ -204,6 +257,20 @@ class StepModel:
         from transformers import DynamicCache
 
         return DynamicCache(config=self.model.config)
+
+
+def _attention_kernels(device: str) -> Any:
+    """On a GPU, attention without cuDNN's kernels (flash, memory-efficient, or plain).
+
+    Measured on an H200 (``overseer bench serve``): cuDNN's attention cost about 4 ms of host time per call in half
+    precision (a new plan for every new length, and every step has its own), which made a batch-1 step of the
+    default model's architecture 41 ms instead of 5.
+    """
+    if device == "cpu":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
 
 _LOADED: dict[tuple[str, str, str], StepModel] = {}

@@ -294,7 +294,7 @@ class PrmScorer(BaseScorer):
             ids.extend(segment.ids)
             positions.append(len(ids) - 1)
             ends.append((step.id, base + len(ids)))
-        cache = self.model.new_cache() if fresh else state.cache
+        cache = (self.model.slot_cache() if self.pad_incremental else self.model.new_cache()) if fresh else state.cache
         if not fresh and cache.get_seq_length() > keep:
             cache.crop(keep - cache.get_seq_length())  # drop steps that are not in this history
         if fresh:

@@ -412,3 +412,79 @@ def test_loading_a_model_freezes_the_heap_unless_told_not_to(tmp_path: Path, mon
         load_step_model(str(directory))  # a new directory: loaded, not taken from the process's cache
         assert (gc.get_freeze_count() > 0) is frozen
     gc.unfreeze()  # the rest of the session runs thawed (conftest)
+
+
+def test_slot_caches_grow_are_reused_and_crop_candidates(causal_dir: Path) -> None:
+    # the padded pass keeps every trajectory's keys and values in one buffer per layer (overseer/prm/_slots.py):
+    # more trajectories than its first 16 slots, longer than its first 256 positions, a resampled candidate cropped
+    # out again, and the slots of finished trajectories taken by new ones, all scoring what one-by-one scoring does
+    import dataclasses
+
+    model = dataclasses.replace(load_step_model(str(causal_dir), lean=False), slots=None)
+    runs = []
+    for k in range(20):
+        task, steps = trajectory(8 + k % 7)  # 17 to 31 steps: the longest pass 300 positions
+        runs.append((f"{task} {k}", steps))
+    sequential = PrmScorer(model, batch_size=1, max_wait_ms=0)
+    expected = [run(sequential, task, steps, f"s{k}") for k, (task, steps) in enumerate(runs)]
+    padded = PrmScorer(model, batch_size=32, max_wait_ms=20, pad_incremental=True)
+
+    async def together(prefix: str) -> list[list[float]]:
+        async def one(k: int, task: str, steps: list[Step]) -> list[float]:
+            def request(i: int, step: Step) -> ScoreRequest:
+                return ScoreRequest(trajectory_id=f"{prefix}{k}", task=task, history=tuple(steps[:i]), step=step)
+
+            out = []
+            for i, step in enumerate(steps):
+                if i == 5:  # a candidate scored and dropped: the next request crops it from the slot
+                    bad = ToolCall(tool="wire_money", args={"to": "x"}, call_id=f"bad{k}")
+                    await padded.score([request(i, bad)])
+                (scores,) = await padded.score([request(i, step)])
+                out.append(scores["prm"].value)
+            await padded.end_trajectory(f"{prefix}{k}")
+            return out
+
+        return list(await asyncio.gather(*(one(k, task, steps) for k, (task, steps) in enumerate(runs))))
+
+    first = asyncio.run(together("a"))
+    store = model.slots
+    assert store is not None and store.capacity > 256 and len(store.keys[0]) >= 20
+    assert max(padded.batches) > 8
+    slots_after_first = len(store.keys[0])
+    second = asyncio.run(together("b"))  # the freed slots serve the second round: the buffers do not grow
+    assert len(store.keys[0]) == slots_after_first
+    for got in (first, second):
+        for a, b in zip(got, expected, strict=True):
+            assert a == pytest.approx(b, abs=1e-5)
+
+
+def test_the_renderer_encodes_as_the_transformers_tokenizer_does() -> None:
+    # the renderer calls the tokenizer's Rust backend directly (a copy without the 128-token truncation that
+    # all-MiniLM-L6-v2's tokenizer.json saves): the ids must be the ones the transformers call gives
+    import random
+
+    from overseer._text import clean_str
+
+    tok = tokenizer()
+    renderer = Renderer(tok, RenderConfig(step_tag="[SEP]"))
+    assert renderer._backend is not None and tok.backend_tokenizer.truncation is not None
+    words = [
+        "the",
+        "ÜBER",
+        "straße",
+        "東京",
+        "🙂",
+        "IGNORE",
+        '{"a": 1}',
+        "<b>x</b>",
+        "\t\n",
+        "$9,000",
+        "[SEP]",
+        "\ud800",
+    ]
+    rng = random.Random(0)
+    texts = ["", " ", *(" ".join(rng.choice(words) for _ in range(rng.randint(1, 400))) for _ in range(200))]
+    for text in texts:
+        expected = tok(clean_str(text), add_special_tokens=False, verbose=False)["input_ids"]
+        assert renderer._encode(text) == expected
+    assert max(len(renderer._encode(t)) for t in texts) > 128  # long texts are not cut by the saved truncation
