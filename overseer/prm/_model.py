@@ -214,7 +214,10 @@ class StepModel:
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         last = self.max_length - 1
         input_ids = [ids + [pad] * (longest - len(ids)) for ids, _, _ in items]
-        position_ids = [[min(before + j, last) for j in range(longest)] for before in past]
+        position_ids = []
+        for before in past:  # before + j, held at the last position (as torch's clamp would)
+            own = range(before, max(before, min(before + longest, last + 1)))
+            position_ids.append([*own, *[last] * (longest - len(own))])
         mask = [
             [1] * before + [0] * (width - before) + [1] * len(ids) + [0] * (longest - len(ids))
             for (ids, _, _), before in zip(items, past, strict=True)

@@ -166,6 +166,7 @@ class Renderer:
         self.tokenizer = tokenizer
         self.config = config or RenderConfig()
         self._backend = _plain_backend(tokenizer)
+        self._heads: dict[str, Segment] = {}
         self.tag_ids = tuple(self._encode(self.config.step_tag))
         if not self.tag_ids:
             raise ValueError(f"the step tag {self.config.step_tag!r} encodes to no token with this tokenizer")
@@ -210,9 +211,15 @@ class Renderer:
         return ids, at
 
     def head(self, task: str) -> Segment:
-        """The head segment: start token and task."""
-        ids, cut = self._fit(self._encode(f"Task: {task}\n"), self.config.max_task_tokens, "task")
-        return Segment((*self._start, *ids), cut)
+        """The head segment: start token and task (remembered for the latest tasks: every step asks for it)."""
+        found = self._heads.get(task)
+        if found is None:
+            ids, cut = self._fit(self._encode(f"Task: {task}\n"), self.config.max_task_tokens, "task")
+            found = Segment((*self._start, *ids), cut)
+            if len(self._heads) >= 1024:
+                self._heads.pop(next(iter(self._heads)))  # the oldest
+            self._heads[task] = found
+        return found
 
     def step(self, step: Step, task: str = "", history: Sequence[Step] = ()) -> Segment:
         """One step's segment, ending with the step tag.
@@ -225,6 +232,40 @@ class Renderer:
         else:
             ids, cut = self._fit(self._encode(self._text(step, task, history)), self.config.max_step_tokens, step.kind)
         return Segment((*ids, *self.tag_ids), cut)
+
+    def steps(self, items: Sequence[tuple[Step, str, Sequence[Step]]]) -> list[Segment]:
+        """:meth:`step` for many (step, task, history) at once: the same segments, the texts encoded in one call.
+
+        For the padded pass on a GPU, where the host's work bounds a batch: the tokenizer's backend encodes the
+        batch's texts on all cores. An observation with an instruction-like passage takes :meth:`step`'s path.
+        """
+        out: list[Segment | None] = [None] * len(items)
+        texts: list[str] = []
+        where: list[int] = []
+        for i, (step, task, history) in enumerate(items):
+            if isinstance(step, Observation):
+                text = clean_str(step_text(step))
+                if self._backend is None or find_injection(text) is not None:
+                    out[i] = self.step(step, task, history)
+                    continue
+            else:
+                text = clean_str(self._text(step, task, history))
+            texts.append(text)
+            where.append(i)
+        if texts:
+            encoded = (
+                [list(e.ids) for e in self._backend.encode_batch(texts, add_special_tokens=False)]
+                if self._backend is not None
+                else [self._encode(t) for t in texts]
+            )
+            for i, ids in zip(where, encoded, strict=True):
+                step = items[i][0]
+                budget = (
+                    self.config.max_observation_tokens if isinstance(step, Observation) else self.config.max_step_tokens
+                )
+                kept, cut = self._fit(ids, budget, step.kind)
+                out[i] = Segment((*kept, *self.tag_ids), cut)
+        return [segment for segment in out if segment is not None]
 
     def text(self, task: str, steps: list[Step]) -> str:
         """The whole rendering as text (for reading and debugging; models get :meth:`head` and :meth:`step`)."""

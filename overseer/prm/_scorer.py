@@ -239,11 +239,31 @@ class PrmScorer(BaseScorer):
                 wave = list(taken.values())
                 chosen = set(wave)
                 pending = [i for i in pending if i not in chosen]
+                self._render_new([requests[i] for i in wave])
                 plans = [self._prepare(requests[i]) for i in wave]
                 outputs = self.model.score_continuations([(p.ids, p.positions, p.cache) for p in plans])
                 for i, plan, (probs, cache) in zip(wave, plans, outputs, strict=True):
                     results[i] = self._finish(requests[i], plan, probs, cache)
             return [r for r in results if r is not None]
+
+    def _render_new(self, requests: list[ScoreRequest]) -> None:
+        """Render the steps of ``requests`` not rendered yet in one call (:meth:`Renderer.steps`), for the padded pass.
+
+        The new steps are the latest ones: each request's step and the history steps after the last one known.
+        """
+        todo: list[tuple[str, int, ScoreRequest]] = []
+        for request in requests:
+            known = self._segments.get(request.trajectory_id, {})
+            at = len(request.history)
+            last = max(-1, at - 32)  # a long history seen at once: its latest steps (a slide renders no more)
+            while at > last and (request.step if at == len(request.history) else request.history[at]).id not in known:
+                todo.append((request.trajectory_id, at, request))
+                at -= 1
+        if len(todo) < 2:
+            return
+        items = [(r.step if at == len(r.history) else r.history[at], r.task, r.history[:at]) for _, at, r in todo]
+        for (trajectory_id, _, _), item, segment in zip(todo, items, self.renderer.steps(items), strict=True):
+            self._segments.setdefault(trajectory_id, {})[item[0].id] = segment
 
     def _incremental(self, request: ScoreRequest) -> dict[str, Score]:
         plan = self._prepare(request)
@@ -380,7 +400,7 @@ def build_scorer(name: str, spec: PrmScorerSpec) -> PrmScorer:
     return PrmScorer(
         model,
         name=name,
-        batch_size=spec.batch_size,
+        batch_size=spec.batch_size or (16 if model.device == "cpu" else 256),
         max_wait_ms=spec.max_wait_ms,
         incremental=spec.incremental,
         render=render,
