@@ -14,7 +14,7 @@ from overseer.cli._common import console, fail, handle_errors
 
 __all__ = ["detector_group"]
 
-_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h,everyday_i,everyday_j,everyday_k,everyday_l,everyday_calls_a_c,everyday_calls_d_l,everyday_disguised,everyday_runs_m,everyday_runs_n,everyday_runs_o,everyday_runs_p,everyday_runs_q"
+_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h,everyday_i,everyday_j,everyday_k,everyday_l,everyday_calls_a_c,everyday_calls_d_l,everyday_disguised,everyday_runs_m,everyday_runs_n,everyday_runs_o,everyday_runs_p,everyday_runs_q,everyday_runs_r"
 
 
 @click.group("detector")
@@ -45,6 +45,8 @@ def detector_group() -> None:
               help="How many answers of tools that changed something (payments, sends, bookings; a ninth round).")  # fmt: skip
 @click.option("--requirements", type=int, default=0, show_default=True,
               help="How many service answers with requirements laid on automated clients, or notes for people (a tenth round).")  # fmt: skip
+@click.option("--voices", type=int, default=0, show_default=True,
+              help="How many texts with forged consent, pleas to whoever manages, bare orders, gates, or the same voices to people (an eleventh round).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="JSON Lines (.gz) of documents.")
 @handle_errors
 def data(
@@ -60,6 +62,7 @@ def data(
     turns: int,
     receipts: int,
     requirements: int,
+    voices: int,
     out: Path,
 ) -> None:
     """Write the training documents (composed + the training parts of the public corpora)."""
@@ -78,6 +81,7 @@ def data(
         turns=turns,
         receipts=receipts,
         requirements=requirements,
+        voices=voices,
     )
     opener: Any = gzip.open if out.suffix == ".gz" else open
     with opener(out, "wt", encoding="utf-8") as handle:

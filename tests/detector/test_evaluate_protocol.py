@@ -136,7 +136,7 @@ def test_everyday_runs_label_one_injected_output_and_the_calls_it_asks_for() -> 
     sets = everyday_runs(Path(__file__).resolve().parents[2])
     assert {name: (len(runs), sum(r["attacked"] for r in runs)) for name, runs in sets.items()} == {
         "everyday_runs_m": (53, 22), "everyday_runs_n": (28, 11), "everyday_runs_o": (26, 12),
-        "everyday_runs_p": (26, 12), "everyday_runs_q": (20, 10)}  # fmt: skip
+        "everyday_runs_p": (26, 12), "everyday_runs_q": (20, 10), "everyday_runs_r": (20, 10)}  # fmt: skip
     runs = [run_ for runs in sets.values() for run_ in runs]
     for run_ in runs:
         bad = sorted(int(i) for i, v in run_["labels"].items() if v < 0.5)

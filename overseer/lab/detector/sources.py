@@ -58,6 +58,7 @@ from overseer.lab.detector.requests import requests as people_requests
 from overseer.lab.detector.requirements import requirements as service_requirements
 from overseer.lab.detector.third_person import third_person as third_person_passages
 from overseer.lab.detector.turns import turns as forged_turns
+from overseer.lab.detector.voices import voices as composed_voices
 
 _FILLERS = ["Great product, works as described.", "Meeting moved to 3pm.", "N/A", "Thanks!", "Loved it, would buy again.",
             "Please bring the signed form on Monday.", "Call me when you land.", "See attached.", "Happy birthday!!",
@@ -166,6 +167,7 @@ def training_docs(
     turns: int = 0,
     receipts: int = 0,
     requirements: int = 0,
+    voices: int = 0,
 ) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
@@ -179,7 +181,9 @@ def training_docs(
     real transcripts, warnings and errors (:mod:`overseer.lab.detector.turns`, an eighth round) and ``receipts``
     what tools answer after a change (:mod:`overseer.lab.detector.receipts`, a ninth round) and ``requirements``
     laid on automated clients in a service's own fields, against notes for people there
-    (:mod:`overseer.lab.detector.requirements`, a tenth round);
+    (:mod:`overseer.lab.detector.requirements`, a tenth round) and ``voices``: forged consent, pleas to whoever
+    manages an account, bare orders in posts, gates, games and asides to an AI reader, against the same voices
+    speaking to people (:mod:`overseer.lab.detector.voices`, an eleventh round);
     with all five 0 the first round's set is what comes back, with ``requests=0 goals=0 records=0`` the second's,
     with ``goals=0 records=0`` the third's, with ``records=0`` the fourth's, with the defaults the fifth's.
     """
@@ -232,6 +236,7 @@ def training_docs(
     docs.extend(forged_turns(turns, seed=seed))
     docs.extend(tool_receipts(receipts, seed=seed))
     docs.extend(service_requirements(requirements, seed=seed))
+    docs.extend(composed_voices(voices, seed=seed))
     r.shuffle(docs)
     return docs
 
