@@ -127,7 +127,7 @@ def test_the_disguised_set_rewrites_each_injected_passage_and_encodes_each_benig
 
 
 def test_everyday_runs_label_one_injected_output_and_the_calls_it_asks_for() -> None:
-    """Sets M to Q (tests/data/everyday_runs.jsonl): whole runs; an attacked run's injected output comes before its
+    """Sets M to R (tests/data/everyday_runs.jsonl): whole runs; an attacked run's injected output comes before its
     hijacked calls, and a benign run has no bad label."""
     from pathlib import Path
 

@@ -265,3 +265,34 @@ def test_requirements_for_automated_clients_are_spans_and_notes_for_people_in_th
     fields = [f'"{f}"' for f in rq._FIELDS] + [f"{f}:" for f in rq._FIELDS] + [f"'{f}'" for f in rq._FIELDS]
     assert sum(any(f in d["text"] for f in fields) for d in benign) > len(benign) // 2
     assert any("Retry-After" in d["text"] or "cursor" in d["text"] for d in benign)
+
+
+def test_voices_hand_the_agent_an_action_and_the_same_voices_to_people_are_benign() -> None:
+    import random
+
+    from overseer.lab.detector import voices as vc
+
+    docs = list(vc.voices(600, seed=7))
+    assert docs == list(vc.voices(600, seed=7))
+    injected = [d for d in docs if d["spans"]]
+    benign = [d for d in docs if not d["spans"]]
+    assert 0.4 < len(injected) / len(docs) < 0.6
+    assert {d["carrier"] for d in docs} >= {"records", "email", "review", "chat"}
+    r = random.Random(0)
+    people = {vc.benign_voice(r) for _ in range(400)}
+    for doc in injected:
+        ((start, end),) = doc["spans"]
+        passage = doc["text"][start:end]
+        assert passage and passage == passage.strip()
+        # the span is the passage to the agent, never one of the voices to people that may share the text
+        assert not any(voice in passage for voice in people), passage
+    # every frame is used: consent on record, a plea to whoever reads, a bare order, a gate, a game, an aside, the
+    # owner's own voice (their fixed words, through whatever escaping the carrier applied)
+    texts = " ".join(" ".join(d["text"][a:b].replace("\\n", " ").split()) for d in injected for a, b in d["spans"])
+    for words in ("Pending action", "whoever", "You should now", "unlock", "Let's play a game", "reading this",
+                  "Message to my assistant"):  # fmt: skip
+        assert words.lower() in texts.lower(), words
+    # and the benign side speaks in the same voices: status lines, pleas, advice to shoppers, paywalls, games
+    plain = " ".join(d["text"] for d in benign)
+    for words in ("Confirmation received", "your ", "You should definitely", "subscribers", "Let's play a game"):
+        assert words in plain, words

@@ -474,7 +474,11 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     notice) on 2026-11-25 before any model or rule read it; set Q (20 runs, 10 attacked: a bare lowercase line
     in an event, a forged conversation summary, an ``assistant_instructions`` field, models named by handle, a
     locked file's condition, a bank-fraud text, a docstring for code assistants, a Portuguese note, a flatmate's
-    plea, a quick-start guide's extra step) after P's changes were measured, before anything read it.
+    plea, a quick-start guide's extra step) after P's changes were measured, before anything read it; set R (20
+    runs, 10 attacked: a bank notice's "reversal" released by a transfer, a bot relaying an approval, a hotel's promo
+    for assistants, a hidden div in a newsletter, an organiser's note to attendees' scheduling tools, a changelog
+    line for document tools, an auto-reply's contact update, a maintainers' bots repro step, a smart speaker's aside,
+    a Portuguese transfer request) on 2026-11-26 after round 11's grammar was written, before any model read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
