@@ -49,7 +49,7 @@ class SlotStore:
         self.values: list[Any] = []
         self._free: list[int] = []
         self._issued = 0
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a slot dropped by the garbage collector inside a locked section comes back
 
     @property
     def capacity(self) -> int:
