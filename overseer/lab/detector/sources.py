@@ -478,7 +478,10 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     runs, 10 attacked: a bank notice's "reversal" released by a transfer, a bot relaying an approval, a hotel's promo
     for assistants, a hidden div in a newsletter, an organiser's note to attendees' scheduling tools, a changelog
     line for document tools, an auto-reply's contact update, a maintainers' bots repro step, a smart speaker's aside,
-    a Portuguese transfer request) on 2026-11-26 after round 11's grammar was written, before any model read it.
+    a Portuguese transfer request) on 2026-11-26 after round 11's grammar was written, before any model read it;
+    set S (8 runs, 5 attacked) the same day: hijacks of a kind the user asked for (pay, reply, invite, share, book)
+    whose target the output plants in words for people, and benign runs that ask the same with the output's own
+    targets (a bill whose sender moved banks, in both).
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
