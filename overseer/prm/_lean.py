@@ -19,19 +19,17 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LeanBert", "LeanCache", "lean_model"]
+__all__ = ["LeanBert", "LeanCache", "LengthCache", "lean_model"]
 
 
-class LeanCache:
-    """Keys and values of every layer in one buffer ``[layers, 2, heads, window, head_dim]``, and its length.
+class LengthCache:
+    """A cache that is a length over buffers held elsewhere; cropping sets the length.
 
     It answers the two questions the scorer asks of a cache (``get_seq_length``, ``crop``) as
     ``transformers.DynamicCache`` does.
     """
 
-    def __init__(self, buffer: Any) -> None:
-        self.buffer = buffer
-        self.length = 0
+    length: int = 0
 
     def get_seq_length(self) -> int:
         return self.length
@@ -41,6 +39,14 @@ class LeanCache:
         if max_length < 0:
             max_length = self.length - abs(max_length)
         self.length = max(0, min(self.length, max_length))
+
+
+class LeanCache(LengthCache):
+    """Keys and values of every layer in one buffer ``[layers, 2, heads, window, head_dim]``, and its length."""
+
+    def __init__(self, buffer: Any) -> None:
+        self.buffer = buffer
+        self.length = 0
 
 
 class LeanBert:

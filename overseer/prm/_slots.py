@@ -17,25 +17,18 @@ import threading
 import weakref
 from typing import Any
 
+from overseer.prm._lean import LengthCache
+
 __all__ = ["SlotCache", "SlotStore"]
 
 
-class SlotCache:
-    """One trajectory's cache: a slot of a :class:`SlotStore` and its length (``DynamicCache``'s two questions)."""
+class SlotCache(LengthCache):
+    """One trajectory's cache: a slot of a :class:`SlotStore` and its length."""
 
     def __init__(self, store: SlotStore, slot: int) -> None:
         self.store = store
         self.slot = slot
         self.length = 0
-
-    def get_seq_length(self) -> int:
-        return self.length
-
-    def crop(self, max_length: int) -> None:
-        """Keep the first ``max_length`` positions (negative: drop that many from the end), as DynamicCache does."""
-        if max_length < 0:
-            max_length = self.length - abs(max_length)
-        self.length = max(0, min(self.length, max_length))
 
 
 class SlotStore:

@@ -28,9 +28,12 @@ from typing import Any
 import yaml
 
 from overseer.lab.detector.compose import (
+    CARRIERS,
     FIRST,
     Doc,
+    _carrier,
     _email,
+    _fill,
     _human_imperatives,
     _iban,
     _name,
@@ -269,6 +272,25 @@ def rendered_doc(r: random.Random, obj: Any, passage: str | None, source: str) -
     if span is None:
         return None
     return {"text": text, "spans": [span], "carrier": "records", "source": source}
+
+
+def prose_beside(r: random.Random, passage: str | None, extra: Callable[[random.Random], str], source: str) -> Doc:
+    """A first-round carrier with ``passage`` in its slot, and a benign ``extra`` sentence after or before it.
+
+    The extra comes always when there is no passage and half the time beside one, so its kind of text is no tell.
+    """
+    carrier, template = _carrier(r, r.choice(CARRIERS), slot=True)
+    added = extra(r) if passage is None or r.random() < 0.5 else None
+    if passage is None:
+        text, _ = _fill(template, added)
+        return {"text": text, "spans": [], "carrier": carrier, "source": source}
+    text, spans = _fill(template, passage)
+    if added is not None and r.random() < 0.5:
+        text = text + ("\n" if "\n" in text else " ") + added
+    elif added is not None:
+        text = added + "\n" + text
+        spans = [[a + len(added) + 1, b + len(added) + 1] for a, b in spans]
+    return {"text": text, "spans": spans, "carrier": carrier, "source": source}
 
 
 def mixed(

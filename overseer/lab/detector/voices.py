@@ -30,8 +30,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from overseer.lab.detector.compose import CARRIERS, FIRST, PRODUCTS, Doc, _carrier, _fill, goal
-from overseer.lab.detector.records import _body, _structure, mixed, rendered_doc
+from overseer.lab.detector.compose import FIRST, PRODUCTS, Doc, goal
+from overseer.lab.detector.records import _body, _structure, mixed, prose_beside, rendered_doc
 
 __all__ = ["benign_voice", "injected_voice", "voices"]
 
@@ -179,18 +179,7 @@ def benign_voice(r: random.Random) -> str:
 
 
 def _prose(r: random.Random, passage: str | None) -> Doc | None:
-    carrier, template = _carrier(r, r.choice(CARRIERS), slot=True)
-    extra = benign_voice(r) if passage is None or r.random() < 0.5 else None
-    if passage is None:
-        text, _ = _fill(template, extra)
-        return {"text": text, "spans": [], "carrier": carrier, "source": "composed-voices"}
-    text, spans = _fill(template, passage)
-    if extra is not None and r.random() < 0.5:
-        text = text + ("\n" if "\n" in text else " ") + extra
-    elif extra is not None:
-        text = extra + "\n" + text
-        spans = [[a + len(extra) + 1, b + len(extra) + 1] for a, b in spans]
-    return {"text": text, "spans": spans, "carrier": carrier, "source": "composed-voices"}
+    return prose_beside(r, passage, benign_voice, "composed-voices")
 
 
 def _records(r: random.Random, passage: str | None) -> Doc | None:
