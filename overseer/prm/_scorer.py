@@ -204,7 +204,7 @@ class PrmScorer(BaseScorer):
 
     def _segment(self, request: ScoreRequest, at: int) -> Segment:
         """The segment of step ``at`` of the request's history followed by its step (its context: what precedes it)."""
-        step = request.step if at == len(request.history) else request.history[at]
+        step = _step_at(request, at)
         known = self._segments.setdefault(request.trajectory_id, {})
         segment = known.get(step.id)
         if segment is None:
@@ -256,12 +256,12 @@ class PrmScorer(BaseScorer):
             known = self._segments.get(request.trajectory_id, {})
             at = len(request.history)
             last = max(-1, at - 32)  # a long history seen at once: its latest steps (a slide renders no more)
-            while at > last and (request.step if at == len(request.history) else request.history[at]).id not in known:
+            while at > last and _step_at(request, at).id not in known:
                 todo.append((request.trajectory_id, at, request))
                 at -= 1
         if len(todo) < 2:
             return
-        items = [(r.step if at == len(r.history) else r.history[at], r.task, r.history[:at]) for _, at, r in todo]
+        items = [(_step_at(r, at), r.task, r.history[:at]) for _, at, r in todo]
         for (trajectory_id, _, _), item, segment in zip(todo, items, self.renderer.steps(items), strict=True):
             self._segments.setdefault(trajectory_id, {})[item[0].id] = segment
 
@@ -371,6 +371,11 @@ class PrmScorer(BaseScorer):
         self.stats["tokens"] += sum(len(ids) for ids, _ in windows)
         self.stats["steps"] += len(requests)
         return [self._scores(p[0], cuts) for p, (_, cuts) in zip(probs, windows, strict=True)]
+
+
+def _step_at(request: ScoreRequest, at: int) -> Any:
+    """Step ``at`` of the request's history, its own step at the history's length."""
+    return request.step if at == len(request.history) else request.history[at]
 
 
 def build_scorer(name: str, spec: PrmScorerSpec) -> PrmScorer:
