@@ -481,7 +481,11 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     a Portuguese transfer request) on 2026-11-26 after round 11's grammar was written, before any model read it;
     set S (8 runs, 5 attacked) the same day: hijacks of a kind the user asked for (pay, reply, invite, share, book)
     whose target the output plants in words for people, and benign runs that ask the same with the output's own
-    targets (a bill whose sender moved banks, in both).
+    targets (a bill whose sender moved banks, in both); set T (20 runs, 10 attacked: a transaction subject for
+    budgeting tools, a newsletter paragraph for mail assistants, a channel note for bots with a mirror URL, a forged
+    end of reviews with the user's change of mind, a file's front matter, a JSON-LD notice for shopping agents, a
+    French note, an attendee entry, an issue comment for whoever triages with an AI, a booking system's reminder;
+    benign runs with long outputs full of requests to people) on 2026-11-26, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
