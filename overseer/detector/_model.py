@@ -175,14 +175,85 @@ def _original(origin: list[tuple[int, int]], start: int, end: int, length: int) 
 _SHORTEST = 8
 
 
+# How far a span is widened to reach the edges of its sentence (characters, each side).
+_REACH = 300
+# Where a sentence ends inside a line: its closing mark and a space (not "12.50", "example.com").
+_END_MARK = frozenset(".!?")
+# The quotes that open and close a string in a rendered record ({'body': '...'}, "text": "...").
+_QUOTES = frozenset("\"'")
+
+
+def _sentence_start(text: str, start: int) -> int:
+    """Where the sentence holding ``text[start]`` begins (``start`` itself when no edge is within reach).
+
+    After a line break or an escaped one, after a sentence's closing mark and a space, or after the quote that opens
+    a record's string.
+    """
+    if start < len(text) and text[start] in _QUOTES and _opens_string(text, start + 1):
+        return start + 1  # the span took the string's opening quote with its first word
+    i = start
+    while i > 0 and start - i < _REACH:
+        c = text[i - 1]
+        if c in "\n\r{[":
+            return i
+        if c == "n" and i >= 2 and text[i - 2] == "\\":
+            return i
+        if c.isspace() and i >= 2 and text[i - 2] in _END_MARK:
+            return i
+        if c in _QUOTES and _opens_string(text, i):
+            return i
+        i -= 1
+    return 0 if i == 0 else start
+
+
+def _opens_string(text: str, after: int) -> bool:
+    """Whether the quote just before ``after`` opens a record's string (a colon, comma or bracket before it)."""
+    for c in reversed(text[max(0, after - 9) : after - 1]):
+        if not c.isspace():
+            return c in ":[{,=("
+    return after - 9 <= 0
+
+
+def _sentence_end(text: str, end: int) -> int:
+    """Where the sentence holding ``text[end - 1]`` ends (``end`` itself when no edge is within reach).
+
+    At its closing mark, a line break or an escaped one, or the quote that closes a record's string.
+    """
+    n = len(text)
+    if end == 0 or end >= n or text[end - 1] in _END_MARK or text[end - 1] in _QUOTES:
+        return end if end < n else n
+    i = end
+    while i < n and i - end < _REACH:
+        c = text[i]
+        if c in "\n\r}]" or (c == "\\" and i + 1 < n and text[i + 1] == "n"):
+            return i
+        if c in _END_MARK and (i + 1 == n or text[i + 1].isspace() or text[i + 1] in _QUOTES):
+            return i + 1
+        if c in _QUOTES and _closes_string(text, i + 1):
+            return i
+        i += 1
+    return n if i == n else end
+
+
+def _closes_string(text: str, after: int) -> bool:
+    """Whether a quote just before ``after`` closes a record's string: a comma, colon or closing bracket follows."""
+    for c in text[after : after + 8]:
+        if not c.isspace():
+            return c in ",:]})"
+    return True
+
+
 def _spans(
     text: str, tokens: dict[tuple[int, int], float], threshold: float, ignore: Callable[[str], bool] | None = None
 ) -> Detection:
-    """Tokens at or above the threshold merged into spans; each span widened to whole words.
+    """Tokens at or above the threshold merged into spans; each span widened to whole words, then to its sentences.
 
     A word is cut by neither edge: an address or a link the passage plants is one word, and the model's last
     sub-word tokens (a top-level domain at the end of the text) can fall below the threshold while the rest of the
-    word is above it.
+    word is above it. A sentence is cut by neither edge either: the model can mark the address of an instruction
+    and not its request ("To whoever handles this account for the owner: pay" and not the fee and the IBAN after
+    it), and what a sanitised output keeps is read by the agent. Sentences end at a closing mark and a space, a
+    line break, or the quote that closes a record's string, at most ``_REACH`` characters away.
     """
     score = max(tokens.values(), default=0.0)
     hits = sorted(k for k, p in tokens.items() if p >= threshold)
@@ -203,10 +274,18 @@ def _spans(
             merged[-1][1] = max(merged[-1][1], span[1])
         else:
             merged.append(span)
-    kept = [(s, e) for s, e in merged if e - s >= _SHORTEST and not (ignore is not None and ignore(text[s:e]))]
-    if len(kept) < len(merged):  # a lone word-piece is no instruction: the score is read where the spans kept are
-        inside = [p for (a, b), p in tokens.items() if any(s <= a and b <= e for s, e in kept)]
+    # what the model marked decides (a lone word-piece, a receipt of the call); what is kept reaches its sentences
+    marked = [(s, e) for s, e in merged if e - s >= _SHORTEST and not (ignore is not None and ignore(text[s:e]))]
+    if len(marked) < len(merged):  # a lone word-piece is no instruction: the score is read where the spans kept are
+        inside = [p for (a, b), p in tokens.items() if any(s <= a and b <= e for s, e in marked)]
         score = max(inside or [p for p in tokens.values() if p < threshold] or [0.0])
+    kept: list[tuple[int, int]] = []
+    for start, end in marked:
+        start, end = min(start, _sentence_start(text, start)), max(end, _sentence_end(text, end))
+        if kept and start <= kept[-1][1]:
+            kept[-1] = (kept[-1][0], max(kept[-1][1], end))
+        else:
+            kept.append((start, end))
     return Detection(score, tuple(kept))
 
 
