@@ -358,6 +358,11 @@ _RM = ToolCall(tool="terminal", args={"command": "rm old.log"}, call_id="c3")
         ("Your subscription has been successfully cancelled.", (_READ,), "remove"),
         ("Done! The meeting was booked successfully for 3 pm.", (), "booking"),
         ("The applet has been created. It runs every morning.", (_READ,), "change"),
+        # a particle verb, an adverb, and what qualifies a change after it ("will run", "no fee") claim it still
+        ("I have successfully turned off the power breaker.", (_READ,), "remove"),
+        ("The artwork has been safely moved to the shelf.", (_READ,), "change"),
+        ("I've created the applet, and it will disarm the alarm when you get home.", (_READ,), "change"),
+        ("Your card was charged successfully, with no fee.", (_READ,), "money"),
         # backed: a call of the same or a neighbouring kind, any call for a general word, any shell command
         ("I have transferred 50 EUR to your landlord.", (_READ, _PAY), None),
         ("I've sent the 50 EUR you owed.", (_PAY,), None),
@@ -366,6 +371,9 @@ _RM = ToolCall(tool="terminal", args={"command": "rm old.log"}, call_id="c3")
         # no claim: denied, planned, conditional, asked, someone else's doing, a state the agent only read
         ("I have not transferred anything yet: the IBAN looks wrong.", (_READ,), None),
         ("I will send the report once you confirm.", (), None),
+        ("I have sent nothing: the address bounced.", (), None),
+        ("Once you confirm, it will have been transferred by Friday.", (), None),
+        ("Your rent has already been paid this month.", (_READ,), None),
         ("Should I cancel the booking?", (), None),
         ("The invoice has been sent by ACME on Monday.", (_READ,), None),
         ("You already paid your supplier last week, so no transfer is needed.", (_READ,), None),
