@@ -542,7 +542,7 @@ _CLAIM_VERBS = {
 _CLAIM_OF = {verb.replace("_", " "): family for family, verbs in _CLAIM_VERBS.items() for verb in verbs.split()}
 _CLAIM_VERB = "|".join(v.replace(" ", r"\s+") for v in sorted(_CLAIM_OF, key=len, reverse=True))
 _CLAIM = compile_linear(
-    r"\b(?:(?:i|we)(?:'ve|\x{2019}ve)?\s+(?:(?:have|had|just|also|now|then|successfully|\w+ly)\s+)*"
+    r"\b(?:(?:i|we)(?:'ve|\x{2019}ve)?\s+(?:(?:have|had|just|also|now|then|\w+ly)\s+)*"
     r"|(?:has|have)\s+(?:(?:now|also|just)\s+)?been\s+(?:\w+ly\s+)?|successfully\s+)"
     rf"({_CLAIM_VERB})\b|\b({_CLAIM_VERB})\s+successfully\b",
     ignore_case=True,

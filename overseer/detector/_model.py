@@ -190,7 +190,7 @@ def _sentence_start(text: str, start: int) -> int:
     a record's string.
     """
     if start < len(text) and text[start] in _QUOTES and _opens_string(text, start + 1):
-        return start + 1  # the span took the string's opening quote with its first word
+        return start  # the span begins at the opening quote of a record's string: its sentence starts there
     i = start
     while i > 0 and start - i < _REACH:
         c = text[i - 1]
@@ -221,7 +221,7 @@ def _sentence_end(text: str, end: int) -> int:
     """
     n = len(text)
     if end == 0 or end >= n or text[end - 1] in _END_MARK or text[end - 1] in _QUOTES:
-        return end if end < n else n
+        return min(end, n)
     i = end
     while i < n and i - end < _REACH:
         c = text[i]
@@ -281,7 +281,7 @@ def _spans(
         score = max(inside or [p for p in tokens.values() if p < threshold] or [0.0])
     kept: list[tuple[int, int]] = []
     for start, end in marked:
-        start, end = min(start, _sentence_start(text, start)), max(end, _sentence_end(text, end))
+        start, end = _sentence_start(text, start), _sentence_end(text, end)
         if kept and start <= kept[-1][1]:
             kept[-1] = (kept[-1][0], max(kept[-1][1], end))
         else:
