@@ -219,6 +219,7 @@ class Overseer:
         self.scorer = CompositeScorer(
             list(scorers) if scorers is not None else build_scorers(self.policy.scorers),
             timeout_s=self.policy.scorer_timeout_s,
+            queue_s=self.policy.scorer_queue_s,
         )
         if telemetry is not None and store is not None:
             raise ConfigError("give either store or telemetry, not both")

@@ -19,11 +19,17 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-__all__ = ["cpu_precision", "model_executor", "model_threads", "settle_heap", "share_cores"]
+__all__ = ["ModelExecutor", "cpu_precision", "model_executor", "model_threads", "settle_heap", "share_cores"]
+
+T = TypeVar("T")
 
 _SHARE: list[int] = []
-_ONE_CORE: list[concurrent.futures.ThreadPoolExecutor] = []
+_ONE_CORE: list[ModelExecutor] = []
 
 
 def share_cores(cores: int) -> None:
@@ -91,14 +97,50 @@ def _init() -> None:
     torch.set_num_threads(model_threads())
 
 
-class _SharedExecutor(concurrent.futures.ThreadPoolExecutor):
+class ModelExecutor(concurrent.futures.ThreadPoolExecutor):
+    """A model's thread, which says when it last showed life: the start or end of a job.
+
+    A step queued behind other steps' work on a busy model is not a stuck scorer. The pipeline's deadline reads
+    :meth:`progress` to tell the two apart (``overseer.scorers._composite``): while jobs keep starting and ending,
+    a queued step waits its turn; a job that runs past the deadline, and every step behind it, still fails.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._progress = time.monotonic()
+        self._lock = threading.Lock()
+
+    def progress(self) -> float:
+        """``time.monotonic()`` when a job last started or ended on this thread (or the thread was made)."""
+        with self._lock:
+            return self._progress
+
+    def _mark(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._progress = max(self._progress, now)
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:
+        """Run ``fn`` on the model's thread, marking progress when it starts and when it ends."""
+
+        def job() -> T:
+            self._mark()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._mark()
+
+        return super().submit(job)
+
+
+class _SharedExecutor(ModelExecutor):
     """The one model thread of a one-core process: every model's work, in turn. It lives as long as the process."""
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """A model that closes lets the thread go on serving the others (it ends with the process)."""
 
 
-def model_executor(name: str) -> concurrent.futures.ThreadPoolExecutor:
+def model_executor(name: str) -> ModelExecutor:
     """A one-thread executor for one model, its torch threads set when the thread starts.
 
     In a process given one core (:func:`share_cores`), every model gets the same one (see the module docstring).
@@ -107,7 +149,7 @@ def model_executor(name: str) -> concurrent.futures.ThreadPoolExecutor:
         if not _ONE_CORE:
             _ONE_CORE.append(_SharedExecutor(1, thread_name_prefix="overseer-models", initializer=_init))
         return _ONE_CORE[0]
-    return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=name, initializer=_init)
+    return ModelExecutor(1, thread_name_prefix=name, initializer=_init)
 
 
 def settle_heap() -> None:

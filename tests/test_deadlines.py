@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -13,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from overseer import Observation, Overseer, ScoreRequest, ToolCall
+from overseer import Observation, Overseer, ScoreRequest, ToolCall, Verdict
+from overseer._threads import ModelExecutor
 from overseer.patterns import DESTRUCTIVE, INJECTION, SECRETS
 from overseer.scorers import BaseScorer, RulesScorer
 from overseer.steps import Score
@@ -135,3 +137,65 @@ def test_csv_cells_cannot_become_formulas_and_bidi_controls_are_shown_inert() ->
     row["reason"] = '=HYPERLINK("http://evil.example")'
     assert b"'=HYPERLINK" in render_export([row], "csv")
     assert printable("pay \u202eevil\u202c now") == "pay \ufffdevil\ufffd now"
+
+
+class SharedModel(BaseScorer):
+    """A scorer whose model is one thread that every trajectory shares (as the shipped detector and PRM are).
+
+    Each step costs ``cost`` seconds of the thread's time; ``stuck`` makes the first job hold it for 5 s.
+    """
+
+    name = "model"
+
+    def __init__(self, cost: float, *, reports: bool = True, stuck: bool = False) -> None:
+        self.cost, self.stuck = cost, stuck
+        self.executor = ModelExecutor(1)
+        self.jobs = 0
+        if reports:
+            self.progress = self.executor.progress  # type: ignore[method-assign]
+
+    def _work(self) -> None:
+        self.jobs += 1
+        time.sleep(5 if self.stuck and self.jobs == 1 else self.cost)
+
+    async def score(self, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
+        await asyncio.get_running_loop().run_in_executor(self.executor, self._work)
+        return [{"model": Score(name="model", value=1.0, scorer="model@0")} for _ in requests]
+
+    async def aclose(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _judge_at_once(scorer: BaseScorer, trajectories: int, **policy: float | None) -> tuple[list[Verdict], float]:
+    async def run() -> tuple[list[Verdict], float]:
+        with Overseer({**POLICY, "rules": [], **policy}, scorers=[scorer], store=None) as overseer:
+            started = time.monotonic()
+
+            async def one(n: int) -> Verdict:
+                async with overseer.trajectory(f"read page {n}", id=f"t{n}") as run:
+                    return await run.ajudge(Observation(content=f"page {n}"))
+
+            verdicts = await asyncio.gather(*(one(n) for n in range(trajectories)))
+            return list(verdicts), time.monotonic() - started
+
+    return asyncio.run(run())
+
+
+def test_a_step_queued_behind_other_steps_on_a_busy_model_waits_its_turn_instead_of_failing() -> None:
+    # 8 steps at 0.2 s each on one model thread: the last waits about 1.6 s, past the 0.5 s deadline
+    verdicts, _ = _judge_at_once(SharedModel(0.2, reports=False), 8)
+    assert sum(v.rule == "on_scorer_error" for v in verdicts) >= 4  # without progress, the queue is a failure
+    verdicts, took = _judge_at_once(SharedModel(0.2), 8)
+    assert [v.action for v in verdicts] == ["allow"] * 8, [v.reason for v in verdicts]
+    assert took >= 1.5  # each waited its turn
+    # the queue has its own bound, past which a step fails closed however busy the model is
+    verdicts, _ = _judge_at_once(SharedModel(0.2), 8, scorer_queue_s=0.7)
+    assert {v.action for v in verdicts[:2]} == {"allow"}
+    assert any(v.rule == "on_scorer_error" for v in verdicts[4:])
+
+
+def test_a_model_stuck_on_one_job_fails_every_step_queued_behind_it_at_the_deadline() -> None:
+    verdicts, took = _judge_at_once(SharedModel(0.01, stuck=True), 6)
+    assert [v.rule for v in verdicts] == ["on_scorer_error"] * 6
+    assert all("no answer within 0.5 s" in v.reason for v in verdicts)
+    assert took < 3.0, took  # the deadline after the stuck job started, not its 5 s

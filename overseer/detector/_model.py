@@ -24,7 +24,9 @@ from overseer._threads import settle_heap
 from overseer.detector._unmask import unmask
 
 __all__ = [
+    "BATCH_WINDOWS",
     "DELTA_FILE",
+    "Abandoned",
     "FROZEN_PREFIX",
     "Detection",
     "InjectionModel",
@@ -92,6 +94,14 @@ class Detection:
     """Character spans of the passages judged addressed to the agent."""
 
 
+BATCH_WINDOWS = 32
+"""Windows per forward pass: 32 of 256 tokens hold an output of about 6,200 tokens (25,000 characters of prose)."""
+
+
+class Abandoned(RuntimeError):
+    """The caller gave up on a detection (its deadline passed) before the model finished it."""
+
+
 @dataclass
 class InjectionModel:
     """A loaded detector: the module, its tokenizer, window and threshold."""
@@ -112,8 +122,14 @@ class InjectionModel:
         texts: list[str],
         threshold: float | None = None,
         ignore: Sequence[Callable[[str], bool] | None] | None = None,
+        *,
+        abandoned: threading.Event | None = None,
     ) -> list[Detection]:
-        """Token probabilities for every text, merged into spans (thread-safe; one forward pass per batch).
+        """Token probabilities for every text, merged into spans (thread-safe).
+
+        The windows go through the model ``BATCH_WINDOWS`` at a time (one pass for an output of up to about 7,000
+        tokens), which bounds memory on a long output; when ``abandoned`` is set between two passes (the caller
+        gave up), :class:`Abandoned` is raised and the model is free for the next output.
 
         ``ignore`` (one predicate or None per text) drops the spans whose text it accepts, as a span too short to
         be an instruction is dropped: the score is then read where the spans kept are.
@@ -137,19 +153,25 @@ class InjectionModel:
                     break
                 start += step
         cls, sep, pad = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id, self.tokenizer.pad_token_id or 0
-        width = max(len(w[1]) for w in windows) + 2
-        batch = torch.full((len(windows), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(windows), width), dtype=torch.long)
-        for row, (_, ids, _) in enumerate(windows):
-            seq = [cls, *ids, sep]
-            batch[row, : len(seq)] = torch.tensor(seq)
-            mask[row, : len(seq)] = 1
         half = self.precision == "bfloat16" and self.device == "cpu"
-        with self.lock, torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=half):
-            probs = torch.sigmoid(self.model(batch.to(self.device), mask.to(self.device)).float()).cpu()
+        rows: list[list[float]] = []
+        for first in range(0, len(windows), BATCH_WINDOWS):
+            if abandoned is not None and abandoned.is_set():
+                raise Abandoned(f"abandoned after {first} of {len(windows)} windows")
+            chunk = windows[first : first + BATCH_WINDOWS]
+            width = max(len(w[1]) for w in chunk) + 2
+            batch = torch.full((len(chunk), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for row, (_, ids, _) in enumerate(chunk):
+                seq = [cls, *ids, sep]
+                batch[row, : len(seq)] = torch.tensor(seq)
+                mask[row, : len(seq)] = 1
+            with self.lock, torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=half):
+                probs = torch.sigmoid(self.model(batch.to(self.device), mask.to(self.device)).float()).cpu()
+            rows.extend(probs.tolist())
         per_text: list[dict[tuple[int, int], float]] = [{} for _ in texts]
         for row, (i, ids, offsets) in enumerate(windows):
-            values = probs[row, 1 : 1 + len(ids)].tolist()
+            values = rows[row][1 : 1 + len(ids)]
             for offset, p in zip(offsets, values, strict=True):
                 key = (offset[0], offset[1])
                 per_text[i][key] = max(p, per_text[i].get(key, 0.0))
@@ -324,6 +346,7 @@ def load_detector(
             )
         model = model.to(device).eval()
         tokenizer = transformers.AutoTokenizer.from_pretrained(base_path, local_files_only=True)
+        tokenizer.model_max_length = 1 << 30  # outputs are read in windows: the base's 512 is no limit here
         digest = hashlib.sha256(delta_file.read_bytes()).hexdigest()[:12]
         loaded = InjectionModel(
             model=model,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -111,8 +112,17 @@ class DetectorScorer(BaseScorer):
             spans=tuple(detection.spans),
         )
 
-    def _detect(self, texts: list[str], ignore: list[Callable[[str], bool] | None]) -> list[Any]:
-        return list(self.model.detect(texts, self.threshold, ignore))
+    def progress(self) -> float:
+        """When the model's thread last started or ended a job (``time.monotonic()``).
+
+        A step waiting behind other steps' outputs is queued, not stuck (see ``overseer.scorers._composite``).
+        """
+        return self._executor.progress()
+
+    def _detect(
+        self, texts: list[str], ignore: list[Callable[[str], bool] | None], abandoned: threading.Event
+    ) -> list[Any]:
+        return list(self.model.detect(texts, self.threshold, ignore, abandoned=abandoned))
 
     async def score(self, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
         """Score the observations among ``requests`` in one pass (off the event loop's thread)."""
@@ -134,7 +144,14 @@ class DetectorScorer(BaseScorer):
             texts = [text for _, text in todo]
             calls = [_call_of(requests[i]) for i, _ in todo]
             ignore = [echo_of(call) if call is not None else None for call in calls]
-            found = await asyncio.get_running_loop().run_in_executor(self._executor, self._detect, texts, ignore)
+            abandoned = threading.Event()
+            try:
+                found = await asyncio.get_running_loop().run_in_executor(
+                    self._executor, self._detect, texts, ignore, abandoned
+                )
+            except asyncio.CancelledError:  # the caller gave up (its deadline): the model drops the job between
+                abandoned.set()  # two batches of windows, so a long output cannot hold the steps queued behind it
+                raise
             for (i, text), detection in zip(todo, found, strict=True):
                 out[i][self.name] = self._score(text, detection)
         return out

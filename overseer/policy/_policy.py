@@ -64,7 +64,12 @@ class Policy(BaseModel):
     scorers: dict[str, SerializeAsAny[ScorerSpec]] = Field(default_factory=_default_scorers)
     """The scorers, by name. All run concurrently on every step."""
     scorer_timeout_s: float = Field(default=10.0, gt=0.0)
-    """How long a scorer may take on one step before it counts as failed."""
+    """How long a scorer may take on one step before it counts as failed. For a model that other steps share (the
+    shipped detector and PRM), counted from when the model last started or finished a job: a step queued behind
+    other steps' work waits its turn (up to ``scorer_queue_s``), a model stuck on one job fails every step."""
+    scorer_queue_s: float | None = Field(default=120.0, gt=0.0)
+    """How long a step may wait in all, queue included, for a shared model that keeps working (``null``: no
+    bound)."""
     on_scorer_error: NonResample = "block"
     """What to do when a scorer fails or times out: fail closed (``block``) unless you say otherwise. The
     decision is the more severe of this and what the rules decide from the scores that did arrive."""

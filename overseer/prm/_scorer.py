@@ -160,6 +160,13 @@ class PrmScorer(BaseScorer):
         """The size of every batch the model ran."""
         return self._batcher.batches
 
+    def progress(self) -> float:
+        """When the model's thread last started or ended a job (``time.monotonic()``).
+
+        A step waiting behind other trajectories' batches is queued, not stuck (see ``overseer.scorers._composite``).
+        """
+        return self._executor.progress()
+
     async def score(self, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
         """Score each request (they join whatever batch is forming)."""
         return list(await asyncio.gather(*(self._batcher.submit(r) for r in requests)))

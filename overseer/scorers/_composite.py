@@ -6,6 +6,14 @@ deadline (``asyncio.timeout`` on the caller's loop) still fires: the step then g
 scorer is abandoned, not killed (Python cannot kill a thread); while it stays stuck, every later step it should
 score misses its deadline too, so oversight stays closed. C code that holds the GIL for seconds is the one thing a
 thread cannot escape; the shipped scorers' patterns run in RE2 (linear time) for that reason.
+
+A model is one thread that many trajectories share: a step can queue behind other steps' work. A scorer that says
+when its model last showed life (``progress()``, the start or end of a job: the shipped detector and PRM) gets the
+deadline counted from that sign of life, not from when the step arrived: while jobs keep starting and ending, a
+queued step waits its turn, up to ``queue_s`` in all; a job that runs past the deadline stops the queue, and every
+step waiting in it fails at the same deadline. Without this, 32 replayed trajectories whose tool outputs were 10,000
+characters long lost 9 observations to the deadline on a quiet 2-core machine (``overseer score``, 16 at a time):
+verdicts that depended on the load, not on the steps.
 """
 
 from __future__ import annotations
@@ -78,12 +86,15 @@ class CompositeScorer(BaseScorer):
     :meth:`score_detailed` instead, so that the policy's ``on_scorer_error`` decides what a failure means.
     """
 
-    def __init__(self, scorers: Sequence[StepScorer], *, timeout_s: float | None = None) -> None:
+    def __init__(
+        self, scorers: Sequence[StepScorer], *, timeout_s: float | None = None, queue_s: float | None = None
+    ) -> None:
         names = [s.name for s in scorers]
         if len(set(names)) != len(names):
             raise ConfigError(f"scorer names must be unique, got {names}")
         self.scorers = tuple(scorers)
         self.timeout_s = timeout_s
+        self.queue_s = queue_s
         self._lanes: dict[str, _Lane] = {}
         self._lanes_lock = threading.Lock()
         self.name = "+".join(names) or "none"
@@ -103,10 +114,38 @@ class CompositeScorer(BaseScorer):
                     lane = self._lanes[scorer.name] = _Lane(scorer.name)
         return lane
 
+    async def _within_deadline(self, scorer: StepScorer, coro: Coroutine[Any, Any, T]) -> T:
+        """``coro`` on the scorer's lane, given up (``TimeoutError``) at the deadline.
+
+        The deadline is ``timeout_s`` after the step arrived, or after the scorer's model last started or ended a
+        job if it says (``progress()``), and never later than ``queue_s`` after the step arrived.
+        """
+        progress = getattr(scorer, "progress", None)
+        if self.timeout_s is None or not callable(progress):
+            async with asyncio.timeout(self.timeout_s):
+                return await self._lane(scorer).run(coro)
+        loop = asyncio.get_running_loop()  # its clock is time.monotonic(), as progress()'s
+        arrived = loop.time()
+        cap = arrived + self.queue_s if self.queue_s is not None else float("inf")
+        async with asyncio.timeout(self.timeout_s) as deadline:
+            task = asyncio.ensure_future(self._lane(scorer).run(coro))
+            try:
+                while True:
+                    done, _ = await asyncio.wait({task}, timeout=self.timeout_s / 4)
+                    if done:
+                        return task.result()
+                    try:
+                        alive = progress()
+                    except Exception:  # a scorer's own report: if it fails, the step keeps its deadline
+                        alive = None
+                    if isinstance(alive, (int, float)):
+                        deadline.reschedule(min(cap, max(arrived, alive) + self.timeout_s))
+            finally:
+                task.cancel()
+
     async def _run_one(self, scorer: StepScorer, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
         try:
-            async with asyncio.timeout(self.timeout_s):
-                result = await self._lane(scorer).run(_call(scorer.score, requests))
+            result = await self._within_deadline(scorer, _call(scorer.score, requests))
         except TimeoutError:
             raise ScorerTimeoutError(scorer.name, f"no answer within {self.timeout_s} s") from None
         except ScorerError:

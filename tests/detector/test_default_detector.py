@@ -288,3 +288,23 @@ def test_a_planted_target_is_blocked_even_when_the_user_asked_for_that_kind_of_c
         verdict = run.judge(ToolCall(tool=tool, args=args, call_id="b"))
     assert seen.action == "sanitize"
     assert verdict.action == "block" and verdict.rule == "block-values-from-detected-injection"
+
+
+def test_a_long_output_goes_through_in_batches_of_windows_with_the_same_result_and_can_be_abandoned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+
+    from overseer.detector import _model
+
+    text = "\n\n".join([BENIGN] * 12 + [INJECTED] + [BENIGN] * 12)  # about 14 windows of 256 tokens
+    detector = load_detector("default")
+    whole = detector.detect([text, INJECTED])
+    monkeypatch.setattr(_model, "BATCH_WINDOWS", 2)
+    batched = detector.detect([text, INJECTED])
+    assert [d.spans for d in batched] == [d.spans for d in whole] and whole[0].spans
+    assert abs(batched[0].score - whole[0].score) < 1e-4
+    gave_up = threading.Event()
+    gave_up.set()
+    with pytest.raises(_model.Abandoned, match="after 0 of"):
+        detector.detect([text], abandoned=gave_up)
