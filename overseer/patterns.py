@@ -352,7 +352,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
 _REQUEST_WORDS["visit"] = _words(
     """
     visit open browse navigate website site page webpage web link url article blog online internet http https www
-    download go click search google look research source sources
+    download click search google look research source sources
     """
 )
 # Tools whose output lists addresses for the agent to choose from: a URL first seen there was found for the user.
@@ -469,6 +469,8 @@ _PHRASES = [
     (re.compile(r"\b(?:get|write|call|ring|text)\s+(?:[\w']+\s+)?back\b"), " reply "),
     (re.compile(r"\bdrop\s+(?:[\w']+\s+){0,2}?a\s+line\b|\b(?:get|keep)\s+in\s+touch\b|\btouch\s+base\b"), " contact "),
     (re.compile(r"\bcircle\s+back\b|\breach\s+out\b"), " contact "),
+    # "go" alone is no visit: "go ahead and pay", a product's name ("the Aeropress Go"); "go to", "go onto" are
+    (re.compile(r"\bgo\s+(?:to|onto)\b"), " visit "),
     (re.compile(r"\b(?:do|does|did|doing)\s+(?:what|whatever|everything)\b"), " handle "),
     (
         re.compile(

@@ -431,3 +431,21 @@ def test_an_identifier_written_in_groups_is_traced_to_the_output_that_planted_it
     assert seen.action in ("flag", "sanitize")  # the forged call is an injection either way
     assert planted.action == "block" and "lt601010012345678901" in planted.reason
     assert asked.action != "block"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "asked"),
+    [
+        ("Is the Aeropress Go worth buying? Tell me what people say.", False),  # a product's name
+        ("Go ahead and pay the water bill", False),
+        ("Can you go through my inbox and list what needs an answer?", False),
+        ("Go to the Fairfield Inn's website and check the price for Friday", True),
+        ("go to bikeshop.example and tell me if the helmet is in stock", True),
+        ("Please go online and find me a cheap flight to Lisbon", True),
+        ("Summarise the article at the link Ana sent", True),
+    ],
+)
+def test_a_fetch_is_asked_for_by_words_of_the_web_and_go_only_as_go_to(request_text: str, asked: bool) -> None:
+    from overseer.patterns import asked_for
+
+    assert asked_for("get_webpage", "visit", request_text) is asked
