@@ -47,6 +47,8 @@ def detector_group() -> None:
               help="How many service answers with requirements laid on automated clients, or notes for people (a tenth round).")  # fmt: skip
 @click.option("--voices", type=int, default=0, show_default=True,
               help="How many texts with forged consent, pleas to whoever manages, bare orders, gates, or the same voices to people (an eleventh round).")  # fmt: skip
+@click.option("--roles", type=int, default=0, show_default=True,
+              help="How many texts with instructions to software named by its job, or the same words for people (a twelfth round).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="JSON Lines (.gz) of documents.")
 @handle_errors
 def data(
@@ -63,6 +65,7 @@ def data(
     receipts: int,
     requirements: int,
     voices: int,
+    roles: int,
     out: Path,
 ) -> None:
     """Write the training documents (composed + the training parts of the public corpora)."""
@@ -82,6 +85,7 @@ def data(
         receipts=receipts,
         requirements=requirements,
         voices=voices,
+        roles=roles,
     )
     opener: Any = gzip.open if out.suffix == ".gz" else open
     with opener(out, "wt", encoding="utf-8") as handle:

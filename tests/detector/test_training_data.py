@@ -296,3 +296,31 @@ def test_voices_hand_the_agent_an_action_and_the_same_voices_to_people_are_benig
     plain = " ".join(d["text"] for d in benign)
     for words in ("Confirmation received", "your ", "You should definitely", "subscribers", "Let's play a game"):
         assert words in plain, words
+
+
+def test_roles_address_software_by_its_job_and_the_same_addresses_to_people_are_benign() -> None:
+    import random
+
+    from overseer.lab.detector import roles as rl
+
+    docs = list(rl.roles(600, seed=7))
+    assert docs == list(rl.roles(600, seed=7))
+    injected = [d for d in docs if d["spans"]]
+    benign = [d for d in docs if not d["spans"]]
+    assert 0.4 < len(injected) / len(docs) < 0.6
+    assert {d["carrier"] for d in docs} >= {"records", "email", "review", "chat"}
+    r = random.Random(0)
+    people = {rl.benign_role(r) for _ in range(400)}
+    for doc in injected:
+        ((start, end),) = doc["spans"]
+        passage = doc["text"][start:end]
+        assert passage and passage == passage.strip()
+        assert not any(sentence in passage for sentence in people), passage
+    # the addressee is software named by its job; people are never addressed on the injected side
+    texts = " ".join(" ".join(d["text"][a:b].replace("\\n", " ").split()) for d in injected for a, b in d["spans"])
+    assert any(f"{kind}" in texts for kind in ("bots", "integrations", "copilots")) and "step " in texts
+    assert not any(f"{who.capitalize()}:" in texts for who in ("front desk staff", "volunteers", "drivers"))
+    # and the benign side speaks to people with the same addresses, or of the same software as a topic
+    plain = " ".join(d["text"] for d in benign)
+    for words in ("Attention ", "Reminder for ", "sync every 15 minutes", "released:"):
+        assert words in plain, words

@@ -56,6 +56,7 @@ from overseer.lab.detector.receipts import receipts as tool_receipts
 from overseer.lab.detector.records import records as structured_records
 from overseer.lab.detector.requests import requests as people_requests
 from overseer.lab.detector.requirements import requirements as service_requirements
+from overseer.lab.detector.roles import roles as software_roles
 from overseer.lab.detector.third_person import third_person as third_person_passages
 from overseer.lab.detector.turns import turns as forged_turns
 from overseer.lab.detector.voices import voices as composed_voices
@@ -168,6 +169,7 @@ def training_docs(
     receipts: int = 0,
     requirements: int = 0,
     voices: int = 0,
+    roles: int = 0,
 ) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
@@ -183,7 +185,9 @@ def training_docs(
     laid on automated clients in a service's own fields, against notes for people there
     (:mod:`overseer.lab.detector.requirements`, a tenth round) and ``voices``: forged consent, pleas to whoever
     manages an account, bare orders in posts, gates, games and asides to an AI reader, against the same voices
-    speaking to people (:mod:`overseer.lab.detector.voices`, an eleventh round);
+    speaking to people (:mod:`overseer.lab.detector.voices`, an eleventh round) and ``roles``: instructions to
+    software named by its job, against the same addresses to people and the same names as a topic
+    (:mod:`overseer.lab.detector.roles`, a twelfth round);
     with all five 0 the first round's set is what comes back, with ``requests=0 goals=0 records=0`` the second's,
     with ``goals=0 records=0`` the third's, with ``records=0`` the fourth's, with the defaults the fifth's.
     """
@@ -237,6 +241,7 @@ def training_docs(
     docs.extend(tool_receipts(receipts, seed=seed))
     docs.extend(service_requirements(requirements, seed=seed))
     docs.extend(composed_voices(voices, seed=seed))
+    docs.extend(software_roles(roles, seed=seed))
     r.shuffle(docs)
     return docs
 
