@@ -22,6 +22,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import threading
+import time
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -124,8 +125,8 @@ class CompositeScorer(BaseScorer):
         if self.timeout_s is None or not callable(progress):
             async with asyncio.timeout(self.timeout_s):
                 return await self._lane(scorer).run(coro)
-        loop = asyncio.get_running_loop()  # its clock is time.monotonic(), as progress()'s
-        arrived = loop.time()
+        loop = asyncio.get_running_loop()
+        arrived = time.monotonic()  # progress()'s clock; the loop's may have another origin (uvloop)
         cap = arrived + self.queue_s if self.queue_s is not None else float("inf")
         async with asyncio.timeout(self.timeout_s) as deadline:
             task = asyncio.ensure_future(self._lane(scorer).run(coro))
@@ -139,7 +140,8 @@ class CompositeScorer(BaseScorer):
                     except Exception:  # a scorer's own report: if it fails, the step keeps its deadline
                         alive = None
                     if isinstance(alive, (int, float)):
-                        deadline.reschedule(min(cap, max(arrived, alive) + self.timeout_s))
+                        ends = min(cap, max(arrived, alive) + self.timeout_s)
+                        deadline.reschedule(loop.time() + ends - time.monotonic())
             finally:
                 task.cancel()
 
