@@ -95,7 +95,7 @@ class Detection:
 
 
 BATCH_WINDOWS = 32
-"""Windows per forward pass: 32 of 256 tokens hold an output of about 6,200 tokens (25,000 characters of prose)."""
+"""Windows per forward pass: 32 windows of 256 tokens (a quarter overlapping) hold an output of about 6,100 tokens."""
 
 
 class Abandoned(RuntimeError):
@@ -127,7 +127,7 @@ class InjectionModel:
     ) -> list[Detection]:
         """Token probabilities for every text, merged into spans (thread-safe).
 
-        The windows go through the model ``BATCH_WINDOWS`` at a time (one pass for an output of up to about 7,000
+        The windows go through the model ``BATCH_WINDOWS`` at a time (one pass for an output of up to about 6,100
         tokens), which bounds memory on a long output; when ``abandoned`` is set between two passes (the caller
         gave up), :class:`Abandoned` is raised and the model is free for the next output.
 
