@@ -126,24 +126,28 @@ class CompositeScorer(BaseScorer):
             async with asyncio.timeout(self.timeout_s):
                 return await self._lane(scorer).run(coro)
         loop = asyncio.get_running_loop()
+        timeout = self.timeout_s
         arrived = time.monotonic()  # progress()'s clock; the loop's may have another origin (uvloop)
         cap = arrived + self.queue_s if self.queue_s is not None else float("inf")
-        async with asyncio.timeout(self.timeout_s) as deadline:
-            task = asyncio.ensure_future(self._lane(scorer).run(coro))
+        async with asyncio.timeout(timeout) as deadline:
+            check: asyncio.TimerHandle | None = None
+
+            def look() -> None:  # four times per deadline: move it to the model's last sign of life
+                nonlocal check
+                try:
+                    alive = progress()
+                except Exception:  # a scorer's own report: if it fails, the step keeps its deadline
+                    alive = None
+                if isinstance(alive, (int, float)):
+                    ends = min(cap, max(arrived, alive) + timeout)
+                    deadline.reschedule(loop.time() + ends - time.monotonic())
+                check = loop.call_later(timeout / 4, look)
+
+            check = loop.call_later(timeout / 4, look)
             try:
-                while True:
-                    done, _ = await asyncio.wait({task}, timeout=self.timeout_s / 4)
-                    if done:
-                        return task.result()
-                    try:
-                        alive = progress()
-                    except Exception:  # a scorer's own report: if it fails, the step keeps its deadline
-                        alive = None
-                    if isinstance(alive, (int, float)):
-                        ends = min(cap, max(arrived, alive) + self.timeout_s)
-                        deadline.reschedule(loop.time() + ends - time.monotonic())
+                return await self._lane(scorer).run(coro)
             finally:
-                task.cancel()
+                check.cancel()
 
     async def _run_one(self, scorer: StepScorer, requests: Sequence[ScoreRequest]) -> Sequence[Mapping[str, Score]]:
         try:
