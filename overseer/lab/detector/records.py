@@ -293,6 +293,26 @@ def prose_beside(r: random.Random, passage: str | None, extra: Callable[[random.
     return {"text": text, "spans": spans, "carrier": carrier, "source": source}
 
 
+def records_beside(
+    r: random.Random, passage: str | None, extra: Callable[[random.Random], str], source: str
+) -> Doc | None:
+    """Records with generated text fields, ``passage`` replacing or ending one of them.
+
+    A benign ``extra`` sentence follows another field's text: always when there is no passage, half the time beside
+    one, so its kind of text is no tell.
+    """
+    obj, slots = _structure(r)
+    for container, key in slots:
+        container[key] = _body(r)
+    if passage is None or r.random() < 0.5:
+        other, other_key = r.choice(slots)
+        other[other_key] = f"{other[other_key]} {extra(r)}"
+    if passage is not None:
+        container, key = r.choice(slots)
+        container[key] = passage if r.random() < 0.5 else f"{container[key]} {passage}"
+    return rendered_doc(r, obj, passage, source)
+
+
 def mixed(
     r: random.Random,
     n: int,

@@ -31,7 +31,7 @@ import random
 from collections.abc import Callable, Iterator
 
 from overseer.lab.detector.compose import FIRST, PRODUCTS, Doc, goal
-from overseer.lab.detector.records import _body, _structure, mixed, prose_beside, rendered_doc
+from overseer.lab.detector.records import mixed, prose_beside, records_beside
 
 __all__ = ["benign_voice", "injected_voice", "voices"]
 
@@ -183,16 +183,7 @@ def _prose(r: random.Random, passage: str | None) -> Doc | None:
 
 
 def _records(r: random.Random, passage: str | None) -> Doc | None:
-    obj, slots = _structure(r)
-    for container, key in slots:
-        container[key] = _body(r)
-    if passage is None or r.random() < 0.5:
-        other, other_key = r.choice(slots)
-        other[other_key] = f"{other[other_key]} {benign_voice(r)}"
-    if passage is not None:
-        container, key = r.choice(slots)
-        container[key] = passage if r.random() < 0.5 else f"{container[key]} {passage}"
-    return rendered_doc(r, obj, passage, "composed-voices")
+    return records_beside(r, passage, benign_voice, "composed-voices")
 
 
 def voices(n: int, seed: int = 0, injected_share: float = 0.5) -> Iterator[Doc]:
