@@ -16,6 +16,7 @@ from overseer.detector._model import (
     default_detector_path,
     load_base_weights,
     load_detector,
+    load_tagger,
     minilm_path,
 )
 from overseer.detector._scorer import DetectorScorer, build_scorer
@@ -33,5 +34,6 @@ __all__ = [
     "default_detector_path",
     "load_base_weights",
     "load_detector",
+    "load_tagger",
     "minilm_path",
 ]

