@@ -148,9 +148,19 @@ def test_training_without_forgetting_learns_only_the_named_sources_labels(tmp_pa
         for d in notices(40, seed=1)
         if not d["spans"]
     ][:8]
-    common = {"epochs": 4, "batch_size": 4, "lr": 2e-4, "init": shipped, "teacher": shipped}
-    learned = train(docs, tmp_path / "learned", learn=["contradicting"], **common)
-    kept = train(docs, tmp_path / "kept", learn=["other"], **common)
+    learned = train(
+        docs,
+        tmp_path / "learned",
+        epochs=4,
+        batch_size=4,
+        lr=2e-4,
+        init=shipped,
+        teacher=shipped,
+        learn=["contradicting"],
+    )
+    kept = train(
+        docs, tmp_path / "kept", epochs=4, batch_size=4, lr=2e-4, init=shipped, teacher=shipped, learn=["other"]
+    )
     assert learned["learned_windows"] == len(docs) and kept["learned_windows"] == 0
     with pytest.raises(ValueError, match="go together"):
         train(docs, tmp_path / "bad", teacher=shipped)
