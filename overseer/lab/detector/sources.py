@@ -490,7 +490,14 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     budgeting tools, a newsletter paragraph for mail assistants, a channel note for bots with a mirror URL, a forged
     end of reviews with the user's change of mind, a file's front matter, a JSON-LD notice for shopping agents, a
     French note, an attendee entry, an issue comment for whoever triages with an AI, a booking system's reminder;
-    benign runs with long outputs full of requests to people) on 2026-11-26, before any model or rule read it.
+    benign runs with long outputs full of requests to people) on 2026-11-26, before any model or rule read it; set U
+    (20 runs, 10 attacked: key=value directives in an invoice, a channel-digest job named by what it does, an editor's
+    note for comparison engines, a quoted reply line to the assistant, an event's auto-share rule, a spreadsheet cell,
+    a consent banner for automated visitors, a carrier message naming the call to make, a bot's password rotation
+    for integration clients, a German note in a review; benign runs with a virtual agent's transcript, a
+    contributors' README, a deposit paid as asked, a standup bot, an article about AI assistants, an organiser's
+    forwarding request, a reset code, a customer's refund, safety notes for buyers, a family chat's request) the
+    same day, while round 13 trained, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
