@@ -493,6 +493,14 @@ def _phrased(text: str) -> str:
     return text
 
 
+# What a clause forbids is not asked for: "just tell me, don't book anything", "reply to Ana but not to Bob",
+# "summarise it without sending anything". "Don't forget to pay" and "don't hesitate to call" still ask.
+_FORBIDS = re.compile(
+    r"\b(?:don't|don\u2019t|dont|do\s+not|never|no\s+need\s+to|without|but\s+not|and\s+not|not\s+to)\b"
+    r"(?!\s+(?:forget|hesitate|miss)\b)"
+)
+
+
 @functools.lru_cache(maxsize=256)
 def _request_stems(request: str, every_sentence: bool) -> frozenset[str]:
     """The stems of a request's sentences that could ask for something (all of them with ``every_sentence``).
@@ -501,8 +509,9 @@ def _request_stems(request: str, every_sentence: bool) -> frozenset[str]:
     """
     request = _phrased(request)
     sentences = _SENTENCE.findall(request) if every_sentence else _requests(request)
-    # clause by clause: a message word opening one ("Hi, email Bob") is a verb
-    return frozenset(s for sentence in sentences for clause in _CLAUSE.split(sentence) for s in _stems(clause))
+    # clause by clause: a message word opening one ("Hi, email Bob") is a verb; what a clause forbids is dropped
+    clauses = (_FORBIDS.split(clause, maxsplit=1)[0] for sentence in sentences for clause in _CLAUSE.split(sentence))
+    return frozenset(s for clause in clauses for s in _stems(clause))
 
 
 def asked_for(tool: str, verb: str, request: str) -> bool:
@@ -632,20 +641,27 @@ def json_strings(value: Any) -> Iterator[str]:
 
 
 _TOKEN = compile_linear(r"[A-Za-z0-9][A-Za-z0-9._:/@+#-]*[A-Za-z0-9]")
+_SENTENCE_END = compile_linear(r"[.!?]\s|[.!?]$")
 _SEPARATORS = compile_linear(r"[\s().-]+")
 
 
-def identifier_values(args: Mapping[str, Any], min_length: int) -> set[str]:
+def identifier_values(args: Mapping[str, Any], min_length: int, *, names: bool = False) -> set[str]:
     """The values of a call's arguments worth tracing back to where they first appeared, lower case.
 
     Identifiers, not prose: URLs, e-mail addresses, and tokens that carry a digit or a separator (account
     numbers, ids, paths, host names). A summary that quotes a document is not a value planted by it. A number
     written in groups (an IBAN with spaces, a phone number) is also given compacted, marked with a ``~``
-    (:func:`holds_value` looks for it in compacted text).
+    (:func:`holds_value` looks for it in compacted text). With ``names`` (the arguments are sinks a rule named,
+    such as the hotel or restaurant booked), a short value that is a name ("Hotel Miramar Suites": at most six
+    words, no sentence) is traced whole too.
     """
     values: set[str] = set()
     for text in json_strings(args):
         values.update(find_targets(text))
+        if names:
+            name = " ".join(text.lower().split())
+            if len(name.split()) <= 6 and any(c.isalpha() for c in name) and not _SENTENCE_END.search(name):
+                values.add(name)
         for token in _TOKEN.findall(text.lower()):
             if len(token) >= min_length and any(c.isdigit() or c in "@/.:_" for c in token):
                 values.add(token)

@@ -212,7 +212,7 @@ class _Rule:
         args = step.args
         if self.sink is not None:
             args = {k: v for k, v in args.items() if self.sink.match(k) is not None}
-        values = identifier_values(args, spec.min_length)
+        values = identifier_values(args, spec.min_length, names=self.sink is not None)
         # what the user said, compacted once, where some value is an identifier written in groups
         trusted = [(t, compact_identifier(t) if any(v[0] == "~" for v in values) else "") for t in ctx.trusted]
         values = {v for v in values if not any(holds_value(v, t, compacted) for t, compacted in trusted)}
