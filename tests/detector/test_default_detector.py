@@ -218,6 +218,17 @@ def test_bfloat16_on_the_cpu_keeps_every_decision_on_the_everyday_outputs() -> N
     assert [bool(d.spans) for d in half] == [bool(d.spans) for d in exact]
     differences = [abs(a.score - b.score) for a, b in zip(exact, half, strict=True)]
     assert 0 < max(differences) < 0.05
+    # the linear weights are stored in bfloat16, the precision autocast would cast them to on every call: the
+    # same numbers as the float32 model under autocast, without the conversion
+    import torch
+
+    linears = [m for m in half_model.model.modules() if isinstance(m, torch.nn.Linear)]
+    assert linears and all(m.weight.dtype == torch.bfloat16 for m in linears)
+    ids = half_model.tokenizer(texts[:8], padding=True, return_tensors="pt")
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        cast = load_detector("default").model(ids["input_ids"], ids["attention_mask"])
+        stored = half_model.model(ids["input_ids"], ids["attention_mask"])
+    assert torch.equal(cast, stored)
 
 
 def test_caught_at_equal_false_positives_is_read_off_the_benign_scores() -> None:
