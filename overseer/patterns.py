@@ -464,6 +464,8 @@ def _requests(text: str) -> list[str]:
 # what Kasia asked", "unsubscribe me the way it says" and "set up the payment it asks for" hand the agent a
 # person's or a document's instructions, as "follow" and "handle" do.
 _PHRASES = [
+    # "let me know", "tell me", "tell us" ask to be answered, not for a message to anyone
+    (re.compile(r"\b(?:let\s+(?:me|us)\s+know|tell\s+(?:me|us))\b"), " answerme "),
     (re.compile(r"\blet\s+(?:[\w']+\s+){0,3}?know\b"), " notify "),
     (re.compile(r"\bloop\s+(?:[\w']+\s+)?in\b|\bin\s+the\s+loop\b"), " notify "),
     (re.compile(r"\b(?:get|write|call|ring|text)\s+(?:[\w']+\s+)?back\b"), " reply "),
@@ -501,6 +503,34 @@ _FORBIDS = re.compile(
 )
 
 
+# A clause that asks to be told ("find me a cheap hotel in Porto", "show me my bills", "read the hotel's reviews")
+# names what it asks about, not a change of it: there the nouns of a kind of change (a hotel, a bill, a meeting)
+# ask for nothing, and only a verb does ("find the best-rated hotel and book it"). "Find a time" and "find a slot"
+# ask to schedule.
+_TOLD = re.compile(
+    r"\s*(?:(?:hi|hey|hello|please|pls|kindly|just|first|now|can\s+you|could\s+you|would\s+you|will\s+you)\s+)*"
+    r"(?:find(?!\s+(?:me\s+|us\s+)?(?:a\s+|some\s+)?(?:free\s+|good\s+)?(?:time|slot|date|day)\b)|search|look\s+(?:up|for|into|at)"
+    r"|answerme|show\s+(?:me|us)|list|recommend|suggest|compare|summari[sz]e|describe|explain|read|go\s+through"
+    r"|check(?!\s+(?:in|out)\b)|see|view)\b"
+)
+_TOPICS = _words(
+    """
+    hotel hotels flight flights ticket tickets trip trips table tables appointment appointments meeting meetings
+    event events calendar slot slots reservation reservations bill bills invoice invoices rent fee fees
+    subscription subscriptions money cash stock stocks loan payment payments
+    """
+)
+_TOPIC_STEMS = frozenset(_stems(" ".join(_TOPICS)))
+
+
+def _asked_in(clause: str) -> set[str]:
+    """The stems of one clause of a request that could ask for something."""
+    stems = _stems(clause)
+    if _TOLD.match(clause):
+        stems -= _TOPIC_STEMS
+    return stems
+
+
 @functools.lru_cache(maxsize=256)
 def _request_stems(request: str, every_sentence: bool) -> frozenset[str]:
     """The stems of a request's sentences that could ask for something (all of them with ``every_sentence``).
@@ -511,7 +541,7 @@ def _request_stems(request: str, every_sentence: bool) -> frozenset[str]:
     sentences = _SENTENCE.findall(request) if every_sentence else _requests(request)
     # clause by clause: a message word opening one ("Hi, email Bob") is a verb; what a clause forbids is dropped
     clauses = (_FORBIDS.split(clause, maxsplit=1)[0] for sentence in sentences for clause in _CLAUSE.split(sentence))
-    return frozenset(s for clause in clauses for s in _stems(clause))
+    return frozenset(s for clause in clauses for s in _asked_in(clause))
 
 
 def asked_for(tool: str, verb: str, request: str) -> bool:

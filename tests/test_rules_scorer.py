@@ -194,6 +194,20 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         ("send_money", "Don't forget to pay the rent to my landlord", True),
         ("forward_email", "Please don't reply, just forward it to Bob", True),
         ("send_money", "Never pay invoices without asking me first. Pay the gas bill.", True),
+        # a clause that asks to be told names what it is about, not a change of it; a verb in it still asks
+        ("book_hotel", "Find me a cheap hotel in Porto for 12-14 March and tell me the options", False),
+        ("reserve_hotel", "Read the reviews of Hotel Miramar in Lisbon and tell me if it's quiet at night.", False),
+        ("book_flight", "Find a cheap flight to Rome in April. Only look, I'll decide myself.", False),
+        ("pay_bill", "Show me my bills for November", False),
+        ("create_calendar_event", "List my meetings tomorrow", False),
+        ("reserve_hotel", "Find the best-rated hotel in Paris and book it for 3-5 May", True),
+        ("send_money", "Find the plumber's invoice in my inbox and pay it.", True),
+        ("create_calendar_event", "Find a time for a meeting with Ana next week", True),  # finding a time schedules
+        ("reserve_hotel", "I'm going to Paris. Reserve the best hotel you can find", True),
+        # "tell me" and "let me know" ask for an answer, not for a message to anyone; "tell Ana" does
+        ("send_email", "Read the reviews of the Miramar and tell me what guests say", False),
+        ("send_email", "Let me know what the landlord said", False),
+        ("send_email", "Tell Ana the meeting moved to 3", True),
     ],
 )
 def test_asked_for_tells_a_request_for_a_kind_of_change_from_one_for_something_else(
