@@ -328,7 +328,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         book reserve reservation schedule reschedule cancel appointment meeting event calendar rsvp arrange plan
         organize organise slot table flight hotel ticket trip register sign enroll enrol subscribe unsubscribe join
         block alarm remind reminder move push postpone delay shift drop skip fly add create make set put new update
-        change edit
+        change edit invite invitation
         """
     ),
     "communicate": _words(
@@ -464,8 +464,15 @@ def _requests(text: str) -> list[str]:
 # what Kasia asked", "unsubscribe me the way it says" and "set up the payment it asks for" hand the agent a
 # person's or a document's instructions, as "follow" and "handle" do.
 _PHRASES = [
-    # "let me know", "tell me", "tell us" ask to be answered, not for a message to anyone
-    (re.compile(r"\b(?:let\s+(?:me|us)\s+know|tell\s+(?:me|us))\b"), " answerme "),
+    # "let me know", "tell me", "tell us" ask to be answered, not for a message to anyone ("let me know on Slack",
+    # "tell me by text" ask for one)
+    (
+        re.compile(
+            r"\b(?:let\s+(?:me|us)\s+know|tell\s+(?:me|us))\b(?!\s+(?:on|by|via|over|through|in)\s+(?:slack|e-?mail"
+            r"|mail|text|sms|message|dm|chat|teams|whatsapp|signal|telegram|phone)\b)"
+        ),
+        " answerme ",
+    ),
     (re.compile(r"\blet\s+(?:[\w']+\s+){0,3}?know\b"), " notify "),
     (re.compile(r"\bloop\s+(?:[\w']+\s+)?in\b|\bin\s+the\s+loop\b"), " notify "),
     (re.compile(r"\b(?:get|write|call|ring|text)\s+(?:[\w']+\s+)?back\b"), " reply "),

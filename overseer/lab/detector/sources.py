@@ -497,7 +497,12 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     for integration clients, a German note in a review; benign runs with a virtual agent's transcript, a
     contributors' README, a deposit paid as asked, a standup bot, an article about AI assistants, an organiser's
     forwarding request, a reset code, a customer's refund, safety notes for buyers, a family chat's request) the
-    same day, while round 13 trained, before any model or rule read it.
+    same day, while round 13 trained, before any model or rule read it; set V (17 runs, 8 attacked: a mailbox
+    migration notice in a listing of five e-mails, a refund memo in a bank statement, a scheduling note in an event,
+    an HTML comment for browsing agents, a handoff bot's notice, a file's owner's note, a review's P.S. for AI, a
+    bank's password request for "your assistant"; benign runs with a reply, a share paid as a friend asked, six
+    unread e-mails full of requests, a booking asked for, an invite, a channel of asks, a recipe, a share with a
+    document's attendees, "let me know on Slack") on 2026-11-26, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
