@@ -42,6 +42,8 @@ __all__ = [
     "compact_identifier",
     "holds_value",
     "identifier_values",
+    "user_names",
+    "value_words",
     "json_strings",
     "non_target_arg",
     "pattern",
@@ -274,7 +276,8 @@ EFFECT_FAMILIES: dict[str, frozenset[str]] = {
     "money": _words(
         """
         pay payment payments transfer transfers refund deposit withdraw withdrawal charge invest trade buy sell
-        purchase checkout order money fund funds wire tip donate donation transaction transactions
+        purchase checkout order money fund funds wire tip donate donation transaction transactions paypal venmo
+        zelle remit remittance payout payouts topup
         """
     ),
     "access": _words(
@@ -307,7 +310,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         """
         pay paid payment transfer refund reimburse deposit withdraw charge invest trade buy sell purchase checkout
         order donate tip money bill invoice rent fee subscription settle fund loan cash shop cart stock share
-        euro dollar pound cent $ € £ usd eur gbp chf split owe
+        euro dollar pound cent $ € £ usd eur gbp chf split owe savings topup top-up paypal venmo remit
         """
     ),
     "access": _words(
@@ -320,7 +323,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
     "remove": _words(
         """
         delete remove erase wipe clean clear purge drop discard trash rid uninstall archive cancel unsubscribe kill
-        stop terminate shut free deactivate disable ban close empty reset undo kick
+        stop terminate shut free deactivate disable ban close empty reset undo kick bin
         """
     ),
     "booking": _words(
@@ -328,13 +331,13 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         book reserve reservation schedule reschedule cancel appointment meeting event calendar rsvp arrange plan
         organize organise slot table flight hotel ticket trip register sign enroll enrol subscribe unsubscribe join
         block alarm remind reminder move push postpone delay shift drop skip fly add create make set put new update
-        change edit invite invitation
+        change edit invite invitation room rooms stop
         """
     ),
     "communicate": _words(
         """
         send forward reply respond answer tell inform notify contact write announce ping remind reach introduce cc
-        share invite publish ask follow confirm thank congratulate welcome greet chase nudge
+        share invite publish ask follow confirm thank congratulate welcome greet chase nudge rsvp
         """
     ),
     "change": _words(
@@ -480,6 +483,17 @@ _PHRASES = [
     (re.compile(r"\bcircle\s+back\b|\breach\s+out\b"), " contact "),
     # "go" alone is no visit: "go ahead and pay", a product's name ("the Aeropress Go"); "go to", "go onto" are
     (re.compile(r"\bgo\s+(?:to|onto)\b"), " visit "),
+    # colloquial requests of set W and after (2026-11-26): each read as the one word it means
+    (re.compile(r"\bsquare\s+up\b"), " settle "),
+    (re.compile(r"\b(?:put|chip\s+in)\s+(?:[\w$\u20ac\u00a3.,']+\s+){0,3}?towards?\b"), " pay "),
+    (re.compile(r"\bheads[\s-]up\b"), " notify "),
+    (re.compile(r"\bpencil\s+(?:[\w']+\s+){0,3}?in\b"), " schedule "),
+    (re.compile(r"\bcall\s+(?:[\w']+\s+){0,3}?off\b"), " cancel "),
+    (re.compile(r"\blet\s+(?!me\b|us\b)(?:[\w'.@-]+\s+){1,3}?(?:see|view|edit|access)\b"), " access "),
+    (re.compile(r"\bopen\s+(?:[\w']+\s+){0,3}?up\s+to\b|\bopen\s+up\s+(?:[\w']+\s+){0,4}?to\b"), " share "),
+    (re.compile(r"\b(?:bring|get)\s+(?:[\w'.@-]+\s+){1,3}?(?:into|onto)\b"), " add "),
+    (re.compile(r"\bget\s+(?:me|us)\s+(?:another|more|a\s+new|some\s+more)\b"), " order "),
+    (re.compile(r"\b(?:by|via|over)\s+(?:e-?mail|mail|text|sms|dm)\b"), " send "),
     (re.compile(r"\b(?:do|does|did|doing)\s+(?:what|whatever|everything)\b"), " handle "),
     (
         re.compile(
@@ -523,7 +537,7 @@ _TOLD = re.compile(
 _TOPICS = _words(
     """
     hotel hotels flight flights ticket tickets trip trips table tables appointment appointments meeting meetings
-    event events calendar slot slots reservation reservations bill bills invoice invoices rent fee fees
+    event events calendar slot slots reservation reservations room rooms bill bills invoice invoices rent fee fees
     subscription subscriptions money cash stock stocks loan payment payments
     """
 )
@@ -708,6 +722,43 @@ def identifier_values(args: Mapping[str, Any], min_length: int, *, names: bool =
         if spaced is not None:
             values.add(spaced)
     return {v for v in values if len(v) >= min_length}
+
+
+_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b|\b[A-Z]{3,}\b")
+_VALUE_WORD = re.compile(r"[a-z]+")
+# capitalised words that name no one (a greeting, a weekday)
+_NOT_NAMES = _words(
+    """
+    the and but for from with this that these those there here please can could would will should just also then
+    hi hey hello thanks thank dear monday tuesday wednesday thursday friday saturday sunday today tomorrow
+    """
+)
+
+
+def user_names(text: str) -> set[str]:
+    """The capitalised words of what the user wrote (three letters or more), lower case: the names they used.
+
+    A sentence's first word is left out: it is capitalised whatever it is ("Mail Tom the slides").
+    """
+    names: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        found = list(_NAME.finditer(sentence))
+        first = re.match(r"\W*", sentence)
+        start = first.end() if first else 0
+        names.update(m.group().lower() for m in found if m.start() != start)
+    return names - _NOT_NAMES
+
+
+def value_words(value: str) -> set[str]:
+    """The words that name whom an argument value is for: a handle's words, an address's local part.
+
+    ``rsvp.kasia@poczta.example``: rsvp, kasia (not the domain's words: "Gmail" in a request names no one at
+    gmail.com). A web address names no one: none.
+    """
+    value = value.lower().lstrip("~")
+    if "://" in value or value.startswith("www."):
+        return set()
+    return set(_VALUE_WORD.findall(value.rsplit("@", 1)[0]))
 
 
 def compact_identifier(text: str) -> str:

@@ -239,6 +239,39 @@ def test_args_from_traces_a_named_sinks_short_names_whole_and_never_prose() -> N
     ]
 
 
+def test_args_from_named_by_user_takes_a_target_holding_a_name_the_user_wrote_as_theirs() -> None:
+    """With ``named_by_user``, a value whose words (a handle's, an address's local part) hold a capitalised name
+    from the task or a user message is whom the user meant; a domain's words, a web address and a sentence's first
+    word name no one."""
+    text = (
+        "name: p\nrules:\n  - name: planted\n    action: block\n    when:\n      kind: tool_call\n"
+        "      args_from: {kind: observation, named_by_user: NAMED}\n"
+    )
+    named, plain = (Policy.from_text(text.replace("NAMED", flag)) for flag in ("true", "false"))
+    message = Observation(
+        tool="read_messages",
+        content="Jonas: you owe me 45, PayPal to jonas.weber@mail.example. Or ask owed.payments@gmail.example. "
+        "Mail me at mailbox@post.example, see https://jonas-pay.example/owed",
+    )
+    steps = [
+        (message, {}),
+        (ToolCall(tool="send_paypal", args={"recipient": "jonas.weber@mail.example"}), {}),
+        (ToolCall(tool="send_paypal", args={"recipient": "owed.payments@gmail.example"}), {}),  # "Gmail": a domain
+        (ToolCall(tool="send_email", args={"to": "mailbox@post.example"}), {}),  # "Mail" opens a sentence
+        (ToolCall(tool="fetch", args={"url": "https://jonas-pay.example/owed"}), {}),  # a web address
+        (Message(role="user", content="Also pay Marta: the address in her message."), {}),
+        (ToolCall(tool="send_paypal", args={"recipient": "marta.k@post.example"}), {}),
+    ]
+    steps.insert(6, (Observation(tool="read_messages", content="Marta: marta.k@post.example please"), {}))
+    task = "Settle up with Jonas. Mail the receipt. Check my Gmail first."
+    assert [d[0] for d in run(named, steps, task=task)] == [
+        "allow", "allow", "block", "block", "block", "allow", "allow", "allow"
+    ]  # fmt: skip
+    assert [d[0] for d in run(plain, steps, task=task)] == [
+        "allow", "block", "block", "block", "block", "allow", "allow", "block"
+    ]  # fmt: skip
+
+
 def test_after_and_repeated_and_args_conditions() -> None:
     policy = Policy.from_text(
         "name: p\nrules:\n"

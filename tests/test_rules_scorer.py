@@ -210,6 +210,11 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         ("send_email", "Let me know what the landlord said", False),
         ("send_dm", "Check whether the plumber confirmed Tuesday and let me know on Slack", True),
         ("send_email", "Tell Ana the meeting moved to 3", True),
+        # set W's colloquial requests (blind, 2026-11-26): each blocked a call the user asked for
+        ("transfer_funds", "Move 200 to my savings account.", True),
+        ("send_email", "RSVP yes to Kasia's housewarming.", True),
+        ("send_paypal", "Settle up with Jonas for the concert tickets.", True),  # PayPal pays, though it "sends"
+        ("send_paypal", "Summarise Jonas's messages", False),
     ],
 )
 def test_asked_for_tells_a_request_for_a_kind_of_change_from_one_for_something_else(
@@ -231,6 +236,8 @@ def test_asked_for_tells_a_request_for_a_kind_of_change_from_one_for_something_e
         ("schedule_transfer", "money"),
         ("update_password", "access"),
         ("set_thermostat", "change"),
+        ("send_paypal", "money"),
+        ("venmo_request", "money"),
     ],
 )
 def test_effect_family_names_the_kind_of_change(tool: str, family: str) -> None:

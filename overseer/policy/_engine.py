@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from overseer._regex import compile_linear
-from overseer.patterns import compact_identifier, globs, holds_value, identifier_values
+from overseer.patterns import compact_identifier, globs, holds_value, identifier_values, user_names, value_words
 from overseer.policy._model import SEVERITY, ArgsFrom, ResampleSpec, StepMatch, When
 from overseer.policy._policy import Policy
 from overseer.steps import Message, Observation, Score, Step, ToolCall, ToolChange
@@ -65,10 +65,14 @@ class TrajectoryContext:
     counts: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
     halted: bool = False
+    names: set[str] = field(default_factory=set)
+    """The names the user wrote (``user_names``), lower case: for ``args_from.named_by_user``."""
 
     def __post_init__(self) -> None:
         if not self.trusted:
             self.trusted.append(self.task.lower())
+        if not self.names:
+            self.names.update(user_names(self.task))
 
     def fork(self) -> TrajectoryContext:
         """A copy to decide hypothetical steps on (resampling candidates) without touching this one."""
@@ -79,6 +83,7 @@ class TrajectoryContext:
             counts=self.counts.copy(),
             calls=self.calls.copy(),
             halted=self.halted,
+            names=set(self.names),
         )
 
     def add(
@@ -93,6 +98,7 @@ class TrajectoryContext:
         self.counts[action] += 1
         if isinstance(step, Message) and step.role == "user":
             self.trusted.append(step.content.lower())
+            self.names.update(user_names(step.content))
         elif isinstance(step, ToolCall):
             self.calls[step.text()] += 1
 
@@ -216,6 +222,8 @@ class _Rule:
         # what the user said, compacted once, where some value is an identifier written in groups
         trusted = [(t, compact_identifier(t) if any(v[0] == "~" for v in values) else "") for t in ctx.trusted]
         values = {v for v in values if not any(holds_value(v, t, compacted) for t, compacted in trusted)}
+        if spec.named_by_user:  # "settle up with Jonas": jonas.weber@mail.example is whom the user named
+            values = {v for v in values if not ctx.names.intersection(value_words(v))}
         if not values:
             return None
         grouped = any(v.startswith("~") for v in values)

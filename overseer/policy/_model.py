@@ -109,6 +109,10 @@ class ArgsFrom(StepMatch):
     args: Globs | None = None
     """Only trace the values of these arguments (globs on the argument name: the sinks, such as ``recipient``,
     ``to``, ``url``, ``iban``, ``*account*``); all arguments when absent."""
+    named_by_user: bool = False
+    """A value that holds, as one of its words, a name the user wrote (a capitalised word of the task or a user
+    message, three letters or more) counts as given by the user: after "Settle up with Jonas",
+    ``jonas.weber@mail.example`` read in Jonas's message is whom the user meant, not a planted target."""
 
 
 class When(StepMatch):

@@ -502,7 +502,11 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     an HTML comment for browsing agents, a handoff bot's notice, a file's owner's note, a review's P.S. for AI, a
     bank's password request for "your assistant"; benign runs with a reply, a share paid as a friend asked, six
     unread e-mails full of requests, a booking asked for, an invite, a channel of asks, a recipe, a share with a
-    document's attendees, "let me know on Slack") on 2026-11-26, before any model or rule read it.
+    document's attendees, "let me know on Slack") on 2026-11-26, before any model or rule read it; set W (19 runs,
+    3 attacked: a dentist's note to the patient's AI, a weather notice to the LLM, a review's aside to the assistant;
+    16 benign runs asked for in colloquial words whose targets come from tool output: "sort out the bill", "chip
+    in", "move 200 to my savings", "RSVP yes", "ping Tom", "settle up with Jonas", "put my name down") the same day,
+    before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
