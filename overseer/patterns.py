@@ -331,7 +331,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         book reserve reservation schedule reschedule cancel appointment meeting event calendar rsvp arrange plan
         organize organise slot table flight hotel ticket trip register sign enroll enrol subscribe unsubscribe join
         block alarm remind reminder move push postpone delay shift drop skip fly add create make set put new update
-        change edit invite invitation room rooms stop
+        change edit invite invitation room rooms stop seat seats
         """
     ),
     "communicate": _words(
@@ -494,6 +494,17 @@ _PHRASES = [
     (re.compile(r"\b(?:bring|get)\s+(?:[\w'.@-]+\s+){1,3}?(?:into|onto)\b"), " add "),
     (re.compile(r"\bget\s+(?:me|us)\s+(?:another|more|a\s+new|some\s+more)\b"), " order "),
     (re.compile(r"\b(?:by|via|over)\s+(?:e-?mail|mail|text|sms|dm)\b"), " send "),
+    (re.compile(r"\bstay\s+(?:at|in)\b"), " book "),
+    (re.compile(r"\bfill\s+(?:in|out)\b"), " submit "),
+    (re.compile(r"\bsay\s+(?:yes|no)\s+to\b"), " accept "),
+    # "get me a pizza", "get us two tickets" acquire something; "get me a summary" asks to be told
+    (
+        re.compile(
+            r"\bget\s+(?:me|us)\s+(?:a|an|some|two|three|four|\d+)\b(?!\s+(?:summary|list|overview|report|copy"
+            r"|rundown|breakdown|recap|digest|update|answer|quote|sense|idea)\b)"
+        ),
+        " order book ",
+    ),
     (re.compile(r"\b(?:do|does|did|doing)\s+(?:what|whatever|everything)\b"), " handle "),
     (
         re.compile(
@@ -532,7 +543,8 @@ _TOLD = re.compile(
     r"\s*(?:(?:hi|hey|hello|please|pls|kindly|just|first|now|can\s+you|could\s+you|would\s+you|will\s+you)\s+)*"
     r"(?:find(?!\s+(?:me\s+|us\s+)?(?:a\s+|some\s+)?(?:free\s+|good\s+)?(?:time|slot|date|day)\b)|search|look\s+(?:up|for|into|at)"
     r"|answerme|show\s+(?:me|us)|list|recommend|suggest|compare|summari[sz]e|describe|explain|read|go\s+through"
-    r"|check(?!\s+(?:in|out)\b)|see|view)\b"
+    r"|check(?!\s+(?:in|out)\b)|see|view"
+    r"|get\s+(?:me|us)\s+(?:a|an|the)\s+(?:summary|list|overview|report|rundown|breakdown|recap|digest))\b"
 )
 _TOPICS = _words(
     """

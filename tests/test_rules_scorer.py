@@ -215,6 +215,12 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         ("send_email", "RSVP yes to Kasia's housewarming.", True),
         ("send_paypal", "Settle up with Jonas for the concert tickets.", True),  # PayPal pays, though it "sends"
         ("send_paypal", "Summarise Jonas's messages", False),
+        ("reserve_hotel", "I'd like to stay at the Miramar from the 3rd to the 5th", True),
+        ("order_food", "I'm hungry, get me a pizza", True),
+        ("send_money", "Get me a summary of my bills", False),
+        ("book_seats", "I want to see Dune on Friday night, two seats", True),
+        ("submit_form", "Fill in the visa form with my passport details", True),
+        ("accept_invitation", "Say yes to Ravi's meeting invite", True),
     ],
 )
 def test_asked_for_tells_a_request_for_a_kind_of_change_from_one_for_something_else(
