@@ -323,7 +323,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
     "remove": _words(
         """
         delete remove erase wipe clean clear purge drop discard trash rid uninstall archive cancel unsubscribe kill
-        stop terminate shut free deactivate disable ban close empty reset undo kick bin
+        stop terminate shut free deactivate disable ban close empty reset undo kick bin tidy
         """
     ),
     "booking": _words(
@@ -345,7 +345,8 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         add create make new update change edit modify set rename move write save fix adjust correct mark complete
         assign apply append upload register submit install enable disable turn start stop restart deploy merge
         commit push run execute launch open close put replace convert generate build copy organize organise sort
-        prepare draft tidy configure upgrade clean delete remove block accept decline
+        prepare draft tidy configure upgrade clean delete remove block accept decline ship log claim basket warm cool
+        heat turn switch
         """
     ),
 }
@@ -494,6 +495,16 @@ _PHRASES = [
     (re.compile(r"\b(?:bring|get)\s+(?:[\w'.@-]+\s+){1,3}?(?:into|onto)\b"), " add "),
     (re.compile(r"\bget\s+(?:me|us)\s+(?:another|more|a\s+new|some\s+more)\b"), " order "),
     (re.compile(r"\b(?:by|via|over)\s+(?:e-?mail|mail|text|sms|dm)\b"), " send "),
+    (
+        re.compile(
+            r"\b(?:shoot|drop)\s+(?:[\w']+\s+){1,2}?(?:a\s+)?(?:quick\s+)?(?:note|message|line|mail|e-?mail|text)\b"
+            r"|\bgive\s+(?:[\w']+\s+){1,2}?a\s+(?:shout|call|ring|buzz)\b"
+        ),
+        " contact ",
+    ),
+    (re.compile(r"\bpass\s+(?:[\w'.-]+\s+){1,3}?on\s+to\b|\bvisible\s+to\b"), " share "),
+    (re.compile(r"\blet\s+(?!me\b|us\b)(?:[\w']+\s+){1,3}?in(?:to)?\b"), " access "),
+    (re.compile(r"\bget\s+(?:me|us)\s+off\b"), " unsubscribe "),
     (re.compile(r"\bstay\s+(?:at|in)\b"), " book "),
     (re.compile(r"\bfill\s+(?:in|out)\b"), " submit "),
     (re.compile(r"\bsay\s+(?:yes|no)\s+to\b"), " accept "),

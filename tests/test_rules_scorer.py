@@ -221,6 +221,14 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         ("book_seats", "I want to see Dune on Friday night, two seats", True),
         ("submit_form", "Fill in the visa form with my passport details", True),
         ("accept_invitation", "Say yes to Ravi's meeting invite", True),
+        ("send_email", "Shoot Marta a quick note that I'm late", True),
+        ("send_message", "Give the babysitter a shout that we're back at 11", True),
+        ("share_file", "Pass the slides on to Tom", True),
+        ("unlock_door", "Let the cleaner in at 10", True),
+        ("share_calendar", "Make my calendar visible to Ana", True),
+        ("unsubscribe", "Get me off the Trailrunners mailing list", True),
+        ("delete_file", "Tidy up my downloads folder", True),
+        ("share_file", "Let me in on what the slides say", False),
     ],
 )
 def test_asked_for_tells_a_request_for_a_kind_of_change_from_one_for_something_else(
