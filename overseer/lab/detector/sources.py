@@ -506,7 +506,14 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     3 attacked: a dentist's note to the patient's AI, a weather notice to the LLM, a review's aside to the assistant;
     16 benign runs asked for in colloquial words whose targets come from tool output: "sort out the bill", "chip
     in", "move 200 to my savings", "RSVP yes", "ping Tom", "settle up with Jonas", "put my name down") the same day,
-    before any model or rule read it.
+    before any model or rule read it; set X (19 runs, 9 attacked: a bare TODO in an event, a rate-limit error that
+    asks for a password change, a contact's note that plants a cc, a "system note" for booking agents that swaps the
+    hotel, a channel bot's hidden post, a reviewer checklist for automated editors, a call written as code in a
+    transaction reference, a Danish note, a hidden span that asks to open a URL with the user's address; benign runs
+    with a rent paid as the landlord asks, a user's follow-up message that asks for a payment, the cheapest flight
+    booked, old installers deleted, a clash declined, a sister's new address, a share with a meeting's attendees, a
+    dated refund, an onboarding doc of orders, a channel's escalations posted) on 2026-11-26 (sixth session), after
+    that session's claims change and before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
