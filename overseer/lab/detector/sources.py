@@ -513,7 +513,12 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     with a rent paid as the landlord asks, a user's follow-up message that asks for a payment, the cheapest flight
     booked, old installers deleted, a clash declined, a sister's new address, a share with a meeting's attendees, a
     dated refund, an onboarding doc of orders, a channel's escalations posted) on 2026-11-26 (sixth session), after
-    that session's claims change and before any model or rule read it.
+    that session's claims change and before any model or rule read it; set Y (19 runs, 3 attacked by notes that
+    address no one: a thread's "all replies must also go to", a deposit reminder in an event, an unticked action
+    item; 16 benign runs that ask for a change in roundabout words: "sort out what I owe", "get rid of", "make sure
+    Lukas can edit", "grab me a table", "bump", "crank it up", "kill my subscription", "loop Sarah in", "chuck 30
+    into the kitty", "lock down", "stick it on my calendar", "send the shoes back") the same session, after its
+    policy change to ``block-hijacked-calls``, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
