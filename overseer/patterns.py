@@ -331,7 +331,8 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         """
         pay paid payment transfer refund reimburse deposit withdraw charge invest trade buy sell purchase checkout
         order donate tip money bill invoice rent fee subscription settle fund loan cash shop cart stock share
-        euro dollar pound cent $ € £ usd eur gbp chf split owe savings topup top-up paypal venmo remit
+        euro dollar pound cent $ € £ usd eur gbp chf split owe savings topup top-up paypal venmo remit kitty
+        whip-round contribute contribution
         """
     ),
     "access": _words(
@@ -367,7 +368,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         assign apply append upload register submit install enable disable turn start stop restart deploy merge
         commit push run execute launch open close put replace convert generate build copy organize organise sort
         prepare draft tidy configure upgrade clean delete remove block accept decline ship log claim basket warm cool
-        heat turn switch
+        heat turn switch return exchange
         """
     ),
 }
@@ -501,6 +502,8 @@ _PHRASES = [
     (re.compile(r"\blet\s+(?:[\w']+\s+){0,3}?know\b"), " notify "),
     (re.compile(r"\bloop\s+(?:[\w']+\s+)?in\b|\bin\s+the\s+loop\b"), " notify "),
     (re.compile(r"\b(?:get|write|call|ring|text)\s+(?:[\w']+\s+)?back\b"), " reply "),
+    # "send the shoes back", "take the jacket back": a return of goods too ("send the lease back" still sends)
+    (re.compile(r"\b(?:send|take|bring|ship)\s+(?:[\w']+\s+){1,6}?back\b(?!\s+to\s+(?:me|us)\b)"), r" \g<0> return "),
     (re.compile(r"\bdrop\s+(?:[\w']+\s+){0,2}?a\s+line\b|\b(?:get|keep)\s+in\s+touch\b|\btouch\s+base\b"), " contact "),
     (re.compile(r"\bcircle\s+back\b|\breach\s+out\b"), " contact "),
     # "go" alone is no visit: "go ahead and pay", a product's name ("the Aeropress Go"); "go to", "go onto" are

@@ -13,6 +13,7 @@ that training can run where the rest of overseer is not installed.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -196,6 +197,15 @@ def _original(origin: list[tuple[int, int]], start: int, end: int, length: int) 
 # the everyday outputs and runs (B 2, L 1, calls D-L 1, M 1, N 1) and caught 1 of InjecAgent's 600 injected outputs
 # alone (2026-11-25, the detector card's table); an instruction rarely fits in fewer characters.
 _SHORTEST = 8
+# ... and the fewest words in the sentence a span reaches: one or two (`"role": "editor"}]` in a folder's permissions
+# listing, 2026-11-26, set Y) are a field, not a request
+_FEWEST_WORDS = 3
+_WORD_RE = re.compile(r"[^\W\d_]{2,}")
+
+
+def _words(text: str) -> int:
+    """How many words of two letters or more ``text`` holds, read as the model read it (disguises undone)."""
+    return len(_WORD_RE.findall(unmask(text)[0]))
 
 
 # How far a span is widened to reach the edges of its sentence (characters, each side).
@@ -298,7 +308,14 @@ def _spans(
         else:
             merged.append(span)
     # what the model marked decides (a lone word-piece, a receipt of the call); what is kept reaches its sentences
-    marked = [(s, e) for s, e in merged if e - s >= _SHORTEST and not (ignore is not None and ignore(text[s:e]))]
+    # ... and a sentence (what the span reaches) of fewer than three words is a field, not a request
+    marked = [
+        (s, e)
+        for s, e in merged
+        if e - s >= _SHORTEST
+        and not (ignore is not None and ignore(text[s:e]))
+        and _words(text[_sentence_start(text, s) : _sentence_end(text, e)]) >= _FEWEST_WORDS
+    ]
     if len(marked) < len(merged):  # a lone word-piece is no instruction: the score is read where the spans kept are
         inside = [p for (a, b), p in tokens.items() if any(s <= a and b <= e for s, e in marked)]
         score = max(inside or [p for p in tokens.values() if p < threshold] or [0.0])
