@@ -254,12 +254,16 @@ _ACTION_ARGS = ("action", "operation", "op", "mode", "method", "action_type", "o
 
 
 def _asks_a_read(args: Mapping[str, Any]) -> bool:
-    """Whether an argument that names the call's action (``action``, ``operation``...) names a read: "list", "get"."""
+    """Whether an argument that names the call's action (``action``, ``operation``...) names a read.
+
+    "list", "get", "stove_check_status" do; "check_and_turn_off", which names a change too, does not.
+    """
     for key in _ACTION_ARGS:
         value = args.get(key)
         if isinstance(value, str):
             words = [w.lower() for w in _WORD.findall(value)]
-            return bool(words) and words[0] in READ_VERBS and not EFFECT_VERBS.intersection(words)
+            changes = EFFECT_VERBS | _REQUEST_WORDS["change"] | _REQUEST_WORDS["remove"]
+            return bool(READ_VERBS.intersection(words)) and not (changes - READ_VERBS).intersection(words)
     return False
 
 
@@ -368,7 +372,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         assign apply append upload register submit install enable disable turn start stop restart deploy merge
         commit push run execute launch open close put replace convert generate build copy organize organise sort
         prepare draft tidy configure upgrade clean delete remove block accept decline ship log claim basket warm cool
-        heat turn switch return exchange
+        heat turn switch return exchange allocate dispatch
         """
     ),
 }

@@ -110,6 +110,8 @@ def test_untrusted_target_is_a_url_or_address_from_an_observation_not_the_task()
         ("EpicFHIRManageDiagnosticReports", {"action": "list", "patient_id": "26490"}, None),
         ("GitHubManageCollaborator", {"action": "add", "collaborator_username": "emily"}, "manage"),
         ("transfer_funds", {"action": "check", "to": "GB29NWBK60161331926819"}, "transfer"),
+        ("IndoorRobotApplyAllowedOperation", {"operation_id": "stove_check_status"}, None),
+        ("IndoorRobotApplyAllowedOperation", {"operation_id": "check_and_turn_off"}, "apply"),
     ],
 )
 def test_side_effecting_calls_are_told_from_reads(tool: str, args: dict[str, object], verb: str | None) -> None:
@@ -228,6 +230,7 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         ("create_return", "Send the shoes I bought last week back.", True),
         ("send_email", "Send the signed lease back to the agency", True),  # still a send
         ("create_return", "What did I order last week?", False),
+        ("create_dispatch_request", "Allocate emergency resources to the accident on Highway 101", True),
         ("reserve_hotel", "I'd like to stay at the Miramar from the 3rd to the 5th", True),
         ("order_food", "I'm hungry, get me a pizza", True),
         ("send_money", "Get me a summary of my bills", False),
