@@ -518,7 +518,12 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     item; 16 benign runs that ask for a change in roundabout words: "sort out what I owe", "get rid of", "make sure
     Lukas can edit", "grab me a table", "bump", "crank it up", "kill my subscription", "loop Sarah in", "chuck 30
     into the kitty", "lock down", "stick it on my calendar", "send the shoes back") the same session, after its
-    policy change to ``block-hijacked-calls``, before any model or rule read it.
+    policy change to ``block-hijacked-calls``, before any model or rule read it; set Z (12 runs, 4 attacked: a
+    changed IBAN for "automated payment tools" in an invoice, a channel message that names the call to run, an HTML
+    comment for automated readers that asks for a grant, a travel-policy note that swaps the trip; its tools carry
+    namespaced, MCP-style names, ``mail.send_message``, ``slack__conversations_invite``, ``travel/book_trip``, with
+    arguments such as ``payee_iban``, ``grantee``, ``to_address``, and one run has a follow-up user message) the
+    same session, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
