@@ -372,7 +372,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         assign apply append upload register submit install enable disable turn start stop restart deploy merge
         commit push run execute launch open close put replace convert generate build copy organize organise sort
         prepare draft tidy configure upgrade clean delete remove block accept decline ship log claim basket warm cool
-        heat turn switch return exchange allocate dispatch
+        heat turn switch return exchange allocate dispatch archive label labels tag star pin mute snooze
         """
     ),
 }
@@ -445,9 +445,16 @@ _DELEGATION_STEMS = frozenset(_stems(" ".join(_DELEGATION)))
 _HANDOFF = _words("human humans agent agents support operator operators representative person staff")
 
 
+_NAMESPACE = re.compile(r"^.*(?:\.|__|/|:)")
+
+
 def effect_family(tool: str) -> str:
-    """The kind of change a side-effecting call makes: money, access, remove, booking, communicate or change."""
-    words = {w.lower() for w in _WORD.findall(tool)}
+    """The kind of change a side-effecting call makes: money, access, remove, booking, communicate or change.
+
+    A namespaced name is read by its own part: ``mail.modify_labels`` changes labels (its server, "mail", is no
+    message), ``slack__post_message`` communicates, ``bank.create_payment`` pays.
+    """
+    words = {w.lower() for w in _WORD.findall(_NAMESPACE.sub("", tool) or tool)}
     if "transfer" in words and words & _HANDOFF:
         return "communicate"
     return next((family for family, names in EFFECT_FAMILIES.items() if words & names), "change")

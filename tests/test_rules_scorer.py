@@ -84,6 +84,24 @@ def test_untrusted_target_is_a_url_or_address_from_an_observation_not_the_task()
 
 
 @pytest.mark.parametrize(
+    ("tool", "family"),
+    [
+        ("mail.modify_labels", "change"),  # its server's name, "mail", is no message
+        ("mail.send_message", "communicate"),
+        ("bank.create_payment", "money"),
+        ("drive.permissions_create", "access"),
+        ("travel/book_trip", "booking"),
+        ("slack__post_message", "communicate"),
+        ("GmailSendEmail", "communicate"),
+    ],
+)
+def test_a_namespaced_tool_is_judged_by_its_own_name(tool: str, family: str) -> None:
+    from overseer.patterns import effect_family
+
+    assert effect_family(tool) == family
+
+
+@pytest.mark.parametrize(
     ("tool", "args", "verb"),
     [
         ("send_money", {"recipient": "GB29NWBK60161331926819"}, "send"),
@@ -231,6 +249,9 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         ("send_email", "Send the signed lease back to the agency", True),  # still a send
         ("create_return", "What did I order last week?", False),
         ("create_dispatch_request", "Allocate emergency resources to the accident on Highway 101", True),
+        # set Z (blind, sixth session): a generic tool that archives by moving labels
+        ("mail.modify_labels", "Archive the newsletters from last month.", True),
+        ("mail.modify_labels", "What did Marta send me about the offsite?", False),
         ("reserve_hotel", "I'd like to stay at the Miramar from the 3rd to the 5th", True),
         ("order_food", "I'm hungry, get me a pizza", True),
         ("send_money", "Get me a summary of my bills", False),
