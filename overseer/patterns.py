@@ -262,8 +262,7 @@ def _asks_a_read(args: Mapping[str, Any]) -> bool:
         value = args.get(key)
         if isinstance(value, str):
             words = [w.lower() for w in _WORD.findall(value)]
-            changes = EFFECT_VERBS | _REQUEST_WORDS["change"] | _REQUEST_WORDS["remove"]
-            return bool(READ_VERBS.intersection(words)) and not (changes - READ_VERBS).intersection(words)
+            return bool(READ_VERBS.intersection(words)) and not _CHANGE_WORDS.intersection(words)
     return False
 
 
@@ -438,6 +437,8 @@ def _stems(text: str) -> set[str]:
 
 
 _REQUEST_STEMS = {family: frozenset(_stems(" ".join(words))) for family, words in _REQUEST_WORDS.items()}
+# words that name a change in an action argument ("check_and_turn_off"): ``_asks_a_read`` reads none of them as a read
+_CHANGE_WORDS = (EFFECT_VERBS | _REQUEST_WORDS["change"] | _REQUEST_WORDS["remove"]) - READ_VERBS
 _DELEGATION_STEMS = frozenset(_stems(" ".join(_DELEGATION)))
 
 

@@ -309,19 +309,17 @@ def _spans(
             merged.append(span)
     # what the model marked decides (a lone word-piece, a receipt of the call); what is kept reaches its sentences
     # ... and a sentence (what the span reaches) of fewer than three words is a field, not a request
-    marked = [
-        (s, e)
+    widened = [
+        (s, e, _sentence_start(text, s), _sentence_end(text, e))
         for s, e in merged
-        if e - s >= _SHORTEST
-        and not (ignore is not None and ignore(text[s:e]))
-        and _words(text[_sentence_start(text, s) : _sentence_end(text, e)]) >= _FEWEST_WORDS
+        if e - s >= _SHORTEST and not (ignore is not None and ignore(text[s:e]))
     ]
+    marked = [(s, e, a, b) for s, e, a, b in widened if _words(text[a:b]) >= _FEWEST_WORDS]
     if len(marked) < len(merged):  # a lone word-piece is no instruction: the score is read where the spans kept are
-        inside = [p for (a, b), p in tokens.items() if any(s <= a and b <= e for s, e in marked)]
+        inside = [p for (a, b), p in tokens.items() if any(s <= a and b <= e for s, e, _, _ in marked)]
         score = max(inside or [p for p in tokens.values() if p < threshold] or [0.0])
     kept: list[tuple[int, int]] = []
-    for start, end in marked:
-        start, end = _sentence_start(text, start), _sentence_end(text, end)
+    for _, _, start, end in marked:
         if kept and start <= kept[-1][1]:
             kept[-1] = (kept[-1][0], max(kept[-1][1], end))
         else:
