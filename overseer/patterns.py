@@ -19,6 +19,7 @@ from overseer._regex import LinearPattern, compile_linear
 
 __all__ = [
     "DESTRUCTIVE",
+    "DIRECTIVE",
     "EFFECT_FAMILIES",
     "EFFECT_VERBS",
     "EMAIL",
@@ -31,6 +32,7 @@ __all__ = [
     "Pattern",
     "asked_for",
     "claimed_changes",
+    "directive_spans",
     "search_tool",
     "visited_urls",
     "effect_family",
@@ -187,6 +189,83 @@ INJECTION = (
 )
 
 
+# Instructions laid on automated readers named by their role, in the third person, with no word for the AI reading
+# ("automated payment tools should use DE89 ...", "purchasing agents should select SKU ...", "replies handled by
+# automation should go to ...", "visitors using a browsing tool: open https://..."): the style the detector
+# missed most often on blind sets. A sentence holds one when such an addressee is followed, in the same clause, by
+# a duty or a request to act ("should", "must", "are required to", "please", or a colon and an imperative) with
+# an ordinary action verb. A prohibition ("AI tools must not send ...") and a permission ("may draft") hold none.
+_MACHINE_QUALIFIER = (
+    r"(?:automated|automatic|autonomous|ai|a\.i\.|ai-powered|ai-based|llm|llm-based|machine|robotic|software|"
+    r"virtual|intelligent)"
+)
+_MACHINE_NOUN = (
+    r"(?:agents?|assistants?|tools?|systems?|readers?|processors?|clients?|services?|bots?|helpers?|models?|"
+    r"workflows?|scripts?|integrations?|apps?|applications?|pipelines?|processes|processing|parsers?|crawlers?|"
+    r"users?|buyers?|shoppers?|callers?|senders?|handlers?|schedulers?|bookers?|payers?)"
+)
+_ROLE_ADDRESSEE = (
+    rf"(?:\b{_MACHINE_QUALIFIER}(?:\s+[\w-]+){{0,2}}?\s+{_MACHINE_NOUN}\b"
+    r"|\b(?:bots|chatbots?|crawlers|scrapers|automations|copilots?|llms)\b"
+    # "agents" and "assistants" are people too ("support agents should use the macro"): only with a job done
+    # for someone that software does ("purchasing agents", "agents booking on behalf of employees")
+    r"|\b(?:purchasing|procurement|booking|reservation|shopping|browsing|scheduling|ordering|payment|paying|billing|"
+    r"invoicing|mail|e-?mail|inbox|calendar|expense|accounting|banking|trading|coding|research|web)\s+"
+    r"(?:agents?|assistants?|bots?|tools?)\b"
+    r"|\b(?:agents?|assistants?)\s+[\w-]+ing\s+(?:on\s+behalf\s+of\s+(?:(?:the|our|their|your|its)\s+)?[\w-]+|"
+    r"for\s+(?:users|customers|clients|employees|you))\b"
+    r"|\b(?:handled|processed|read|sent|triaged|answered|made|done|managed|parsed|booked|placed)\s+(?:automatically\b|"
+    r"by\s+(?:an?\s+)?(?:automation|automated\s+[\w-]+|ai|assistants?|bots?|software|machines?|agents?)\b)"
+    r"|\b(?:anyone|visitors?|users?|readers?|those|whoever|people|customers?)\s+(?:using|with|running|via|through)\s+"
+    r"(?:an?\s+|the\s+)?(?:ai|automated|automation|browsing|browser|llm|agent|assistant|scraping|crawling|bot)\b)"
+)
+_DIRECTIVE_VERB = (
+    r"(?:use|select|choose|pick|send|pay|transfer|remit|wire|route|forward|reply|respond|write|book|reserve|buy|"
+    r"order|purchase|open|visit|click|follow|load|fetch|call|run|execute|share|grant|invite|add|update|change|set|"
+    r"switch|delete|remove|cancel|e-?mail|post|upload|submit|go|direct|address|contact|include|cc|copy|apply|"
+    r"enter|register|approve|confirm|settle|schedule|move|redirect|deliver|notify|message|dm|download|install|"
+    r"enable|disable|credit|debit|refund|rebook|retry|verify|authori[sz]e|link|connect|mark|flag|close|archive|"
+    r"accept|decline|sign|assign|release|unlock|reset)"
+)
+_DUTY = (
+    r"(?:should|must|shall|need\s+to|needs\s+to|have\s+to|has\s+to|are\s+to|is\s+to|will\s+need\s+to|ought\s+to|"
+    r"(?:are|is)\s+(?:now\s+)?(?:required|expected|asked|instructed|requested|advised|kindly\s+asked|obliged)\s+to|"
+    r"please)"
+)
+_ADVERB = r"(?:\s+(?:now|instead|always|also|first|immediately|only|kindly|directly|henceforth|from\s+now\s+on))*"
+DIRECTIVE = pattern(
+    "role-directive",
+    rf"{_ROLE_ADDRESSEE}([^.!?\n\"]{{0,80}}?)(?:\b{_DUTY}{_ADVERB}\s+|:\s*(?:please\s+)?){_DIRECTIVE_VERB}\b",
+    "lays an instruction on automated readers named by their role",
+)
+# a duty laid on someone else between the addressee and the verb: "how AI agents book trips for you, and why you
+# should always confirm before they pay" is about AI agents, not to them
+_OTHER_SUBJECT = compile_linear(
+    r"\b(?:you|we|i|they|he|she|it|everyone|people|staff|employees|customers|users|humans?|the\s+user)\b",
+    ignore_case=True,
+)
+# a sentence: stops inside "2.5" or "report.txt" do not end one; a line break or a double quote (a JSON string's
+# end) does
+_DIRECTIVE_SENTENCE = compile_linear(r"(?:[^.!?\n\"]|[.!?]+[^\s.!?\"])+[.!?]*")
+
+
+def directive_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """The sentences of ``text`` that lay an instruction on automated readers named by role (:data:`DIRECTIVE`).
+
+    Linear in the text: each sentence is searched once.
+    """
+    if DIRECTIVE.regex.search(text) is None:
+        return ()
+    found = []
+    for m in _DIRECTIVE_SENTENCE.finditer(text):
+        if any(_OTHER_SUBJECT.search(hit.group(1)) is None for hit in DIRECTIVE.regex.finditer(m.group(0))):
+            start, end = m.start(), m.end()
+            while start < end and text[start].isspace():
+                start += 1
+            found.append((start, end))
+    return tuple(found)
+
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
@@ -199,9 +278,10 @@ EFFECT_VERBS = _words(
     accept add append apply approve archive assign ban book buy cancel charge checkout commit create deactivate
     decline delete deploy deposit disable drop edit enable enroll erase execute forward give grant install invest
     invite kill launch manipulate merge modify move overwrite pay place publish purchase push redirect refund
-    register reject remove rename reply reschedule reserve reset restart revoke schedule sell send share shutdown
-    sign submit subscribe terminate trade transfer tweet uninstall unlock unsubscribe update upload upsert vote wipe
-    withdraw write
+    recharge register reject remove rename renew reply reschedule reserve reset restart revoke schedule sell send
+    share shutdown
+    sign submit subscribe terminate topup trade transfer tweet uninstall unlock unsubscribe update upload upsert vote
+    wipe withdraw write
     """
 )
 READ_VERBS = _words(
@@ -301,7 +381,7 @@ EFFECT_FAMILIES: dict[str, frozenset[str]] = {
         """
         pay payment payments transfer transfers refund deposit withdraw withdrawal charge invest trade buy sell
         purchase checkout order money fund funds wire tip donate donation transaction transactions paypal venmo
-        zelle remit remittance payout payouts topup
+        zelle remit remittance payout payouts topup recharge renew renewal cart basket
         """
     ),
     "access": _words(
@@ -335,7 +415,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         pay paid payment transfer refund reimburse deposit withdraw charge invest trade buy sell purchase checkout
         order donate tip money bill invoice rent fee subscription settle fund loan cash shop cart stock share
         euro dollar pound cent $ € £ usd eur gbp chf split owe savings topup top-up paypal venmo remit kitty
-        whip-round contribute contribution
+        whip-round contribute contribution recharge renew renewal
         """
     ),
     "access": _words(
@@ -371,7 +451,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         assign apply append upload register submit install enable disable turn start stop restart deploy merge
         commit push run execute launch open close put replace convert generate build copy organize organise sort
         prepare draft tidy configure upgrade clean delete remove block accept decline ship log claim basket warm cool
-        heat turn switch return exchange allocate dispatch archive label labels tag star pin mute snooze
+        heat turn switch return exchange allocate dispatch archive label labels tag star pin mute snooze invite
         """
     ),
 }
@@ -523,6 +603,17 @@ _PHRASES = [
     # colloquial requests of set W and after (2026-11-26): each read as the one word it means
     (re.compile(r"\bsquare\s+up\b"), " settle "),
     (re.compile(r"\b(?:put|chip\s+in)\s+(?:[\w$\u20ac\u00a3.,']+\s+){0,3}?towards?\b"), " pay "),
+    # set AA (2026-11-26): "chip in 15 for the gift", "top up my phone"; "send Jakob the slides" shares a file as
+    # well as it sends one
+    (re.compile(r"\bchip\s+in\b"), " pay "),
+    (re.compile(r"\btop\s+(?:[\w']+\s+){0,2}?up\b"), " topup "),
+    (
+        re.compile(
+            r"\b(?:send|give|pass)\s+(?:[\w'.@-]+\s+){0,4}?(?:slides?|deck|file|files|docs?|documents?|"
+            r"spreadsheets?|sheets?|pdfs?|photos?|pictures?|folders?|presentations?|recordings?|videos?|drafts?)\b"
+        ),
+        r" \g<0> share ",
+    ),
     (re.compile(r"\bheads[\s-]up\b"), " notify "),
     (re.compile(r"\bpencil\s+(?:[\w']+\s+){0,3}?in\b"), " schedule "),
     (re.compile(r"\bcall\s+(?:[\w']+\s+){0,3}?off\b"), " cancel "),
