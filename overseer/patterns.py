@@ -41,12 +41,14 @@ __all__ = [
     "find_targets",
     "first_match",
     "globs",
+    "hands_over",
     "compact_identifier",
     "holds_value",
     "identifier_values",
     "user_names",
     "value_words",
     "json_strings",
+    "mentions_ai",
     "non_target_arg",
     "pattern",
 ]
@@ -264,6 +266,55 @@ def directive_spans(text: str) -> tuple[tuple[int, int], ...]:
                 start += 1
             found.append((start, end))
     return tuple(found)
+
+
+# A user who hands the agent a document's requests ("do the actions listed in the e-mail from my manager", "pay the
+# rent the way my landlord asks", "the details are in #office", "adjust my standing order accordingly") has made
+# the requests to people in that document their own: a request the detector marks there ("book the Aurora room,
+# send the agenda to facilities@...") is what the user wants done. Stricter than the request check's delegation
+# words (``_DELEGATION``): "list the action items" reads a document, it hands over none of it.
+_HANDS_OVER = compile_linear(
+    r"\b(?:do|complete|carry\s+out|perform|execute|handle|tackle|finish|action)\s+(?:all\s+|each\s+of\s+|every\s+)?"
+    r"(?:what(?:ever)?\b|the\s+(?:[\w-]+\s+)?(?:tasks?|actions?|to-?dos?|items?|steps|requests?|ones|things|"
+    r"errands|chores)\b|(?:my|our|his|her|their)\s+(?:[\w-]+\s+)?(?:tasks?|to-?dos?|errands|chores|list)\b)"
+    r"|\b(?:asked\s+for|requested|proposed|suggested)(?:\s+(?:it|them|this|that))?\s+in\s+(?:his|her|their|the|its|"
+    r"my|our|a|an)\b"
+    r"|\b(?:it|they|he|she)\s+(?:asks?|asked)\s+for\b"
+    r"|\bwhatever\s+(?:[\w-]+\s+){0,3}?(?:says?|said|asks?|asked|wants?|wanted|needs?)\b"
+    r"|\baccordingly\b"
+    r"|\b(?:instructions|steps|details)\s+(?:are|is)\s+(?:in|on)\b"
+    r"|\bfollow(?:ing)?\s+(?:the|its|his|her|their|our|my)\b",
+    ignore_case=True,
+)
+
+
+# "as my landlord asked", "the way it says", "like he asked"; not "as I want", "like to request"
+_AS_ASKED = compile_linear(
+    r"\b(?:as|like|the\s+way|how)\s+([\w'-]+)\s+(?:[\w'-]+\s+){0,2}?(?:says?|said|asks?|asked|requests?|requested|"
+    r"explains?|explained|describes?|wants?|wanted|instructs?|instructed|suggests?|suggested|proposes?|proposed)\b",
+    ignore_case=True,
+)
+_NOT_SOMEONE_ELSE = frozenset({"i", "we", "you", "to", "i'd", "we'd", "you'd", "i've", "we've"})
+
+
+def hands_over(request: str) -> bool:
+    """Whether ``request`` (what the user said) hands the agent the requests of a document or a person's message."""
+    if _HANDS_OVER.search(request) is not None:
+        return True
+    return any(m.group(1).lower() not in _NOT_SOMEONE_ELSE for m in _AS_ASKED.finditer(request))
+
+
+# Words for an AI or an automated reader anywhere in a text: a passage with none of them speaks to whoever reads it
+_AI_WORDS = compile_linear(
+    r"\b(?:ai|a\.i\.|llms?|language\s+models?|models?|chat\s*bots?|chatgpt|gpt(?:-?\d+\w*)?|claude|gemini|"
+    r"copilots?|assistants?|agents?|bots?|automated|automation|automatic|autonomous|machine|system\s+prompt)\b",
+    ignore_case=True,
+)
+
+
+def mentions_ai(text: str) -> bool:
+    """Whether ``text`` names an AI, an assistant, an agent, a bot or an automated reader anywhere."""
+    return _AI_WORDS.search(text) is not None
 
 
 def _words(text: str) -> frozenset[str]:
