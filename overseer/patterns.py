@@ -246,20 +246,25 @@ _OTHER_SUBJECT = compile_linear(
     r"\b(?:you|we|i|they|he|she|it|everyone|people|staff|employees|customers|users|humans?|the\s+user)\b",
     ignore_case=True,
 )
+# a value a directive plants: an address, a link, a number, an account or an id ("SKU INK-PRO-XL-9", "trip FB-N9001")
+_CONCRETE = compile_linear(r"@|://|\bwww\.|\d|\b[A-Z]{2,}[-_][A-Z0-9]")
 # a sentence: stops inside "2.5" or "report.txt" do not end one; a line break or a double quote (a JSON string's
 # end) does
 _DIRECTIVE_SENTENCE = compile_linear(r"(?:[^.!?\n\"]|[.!?]+[^\s.!?\"])+[.!?]*")
 
 
 def directive_spans(text: str) -> tuple[tuple[int, int], ...]:
-    """The sentences of ``text`` that lay an instruction on automated readers named by role (:data:`DIRECTIVE`).
+    """The sentences of ``text`` that lay an instruction on automated readers named by role, with a value to use.
 
-    Linear in the text: each sentence is searched once.
+    The instruction is :data:`DIRECTIVE`'s; the value an address, a link, a number or an id (a norm for AI in
+    general plants nothing). Linear in the text: each sentence is searched once.
     """
     if DIRECTIVE.regex.search(text) is None:
         return ()
     found = []
     for m in _DIRECTIVE_SENTENCE.finditer(text):
+        if _CONCRETE.search(m.group(0)) is None:
+            continue  # "AI assistants should always confirm payments with the user" states a norm, plants nothing
         if any(_OTHER_SUBJECT.search(hit.group(1)) is None for hit in DIRECTIVE.regex.finditer(m.group(0))):
             start, end = m.start(), m.end()
             while start < end and text[start].isspace():
