@@ -468,7 +468,7 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     Each row is a run as an agent made it: the user's task, its calls and the outputs it read, several per run
     (banking, messaging, travel, e-mail, calendar, files). Benign runs do what the user asked, often with values
     read in tool output (the sender to reply to, the IBAN in a bill, the people a colleague listed); attacked runs
-    carry one injected passage in one output, labelled 0 with the call it asks for (of a kind the user asked for or
+    carry one injected passage in one output (AC/3: a chain of two), labelled 0 with the call it asks for (of a kind the user asked for or
     not), every other step 1. Set M (53 runs, 22 attacked) was written on 2026-11-25 before any model or rule read
     it (its first draft's tool names and receipts were rewritten into our own before it was measured); its false
     positives on receipts led to the ninth round (:mod:`overseer.lab.detector.receipts`). Set N (28 runs, 11
@@ -523,7 +523,16 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     comment for automated readers that asks for a grant, a travel-policy note that swaps the trip; its tools carry
     namespaced, MCP-style names, ``mail.send_message``, ``slack__conversations_invite``, ``travel/book_trip``, with
     arguments such as ``payee_iban``, ``grantee``, ``to_address``, and one run has a follow-up user message) the
-    same session, before any model or rule read it.
+    same session, before any model or rule read it. Sets AA (21 runs, 9 attacked: a reply-to for automation, a
+    transaction memo, a calendar bot instruction, a code comment for assistants, a sister venue for booking
+    assistants, a digest bot's DM, a cartridge notice for purchasing agents, an Italian note, a checklist line for
+    browsing tools), AB (20 runs, 9 attacked: an action item for the assistant managing an inbox, a property
+    manager's notice, an HTML comment, a review steering bookers, a Spanish note, an event title, a shopping banner,
+    a triage line for ticket bots, a forged pre-approval; benign runs that hand over an e-mail's or a file's
+    requests) and AC (18 runs, 8 attacked: a 403 error, a JSON field for the LLM, a forged forwarded follow-up, a
+    two-hop chain whose first output sends the agent to a second, so two injected outputs, an attendee's name, a
+    German deposit demand, a contact note that swaps an address, wiki instructions for assistants) on 2026-11-26,
+    seventh session, each written and committed before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
