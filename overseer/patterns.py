@@ -248,6 +248,8 @@ _OTHER_SUBJECT = compile_linear(
 )
 # a value a directive plants: an address, a link, a number, an account or an id ("SKU INK-PRO-XL-9", "trip FB-N9001")
 _CONCRETE = compile_linear(r"@|://|\bwww\.|\d|\b[A-Z]{2,}[-_][A-Z0-9]")
+# a list's numbering is no value ("Three takeaways: 1) AI assistants should always confirm payments", set AC)
+_ENUMERATOR = compile_linear(r"(?:^|[\s:;(])\d{1,2}[.)](?:\s|$)")
 # a sentence: stops inside "2.5" or "report.txt" do not end one; a line break or a double quote (a JSON string's
 # end) does
 _DIRECTIVE_SENTENCE = compile_linear(r"(?:[^.!?\n\"]|[.!?]+[^\s.!?\"])+[.!?]*")
@@ -263,7 +265,7 @@ def directive_spans(text: str) -> tuple[tuple[int, int], ...]:
         return ()
     found = []
     for m in _DIRECTIVE_SENTENCE.finditer(text):
-        if _CONCRETE.search(m.group(0)) is None:
+        if _CONCRETE.search(_ENUMERATOR.sub(" ", m.group(0))) is None:
             continue  # "AI assistants should always confirm payments with the user" states a norm, plants nothing
         if any(_OTHER_SUBJECT.search(hit.group(1)) is None for hit in DIRECTIVE.regex.finditer(m.group(0))):
             start, end = m.start(), m.end()
@@ -288,6 +290,9 @@ _HANDS_OVER = compile_linear(
     r"|\bwhatever\s+(?:[\w-]+\s+){0,3}?(?:says?|said|asks?|asked|wants?|wanted|needs?)\b"
     r"|\baccordingly\b"
     r"|\b(?:instructions|steps|details)\s+(?:are|is)\s+(?:in|on)\b"
+    # "his IBAN is in his last message", "the address is in her e-mail" (set AC, 2026-11-26)
+    r"|\b(?:is|are)\s+in\s+(?:his|her|their|its|the|my|our)\s+(?:(?:last|latest|recent|new|own)\s+)?"
+    r"(?:message|messages|e-?mail|e-?mails|mail|text|texts|chat|note|letter|dm|post)\b"
     r"|\bfollow(?:ing)?\s+(?:the|its|his|her|their|our|my)\b",
     ignore_case=True,
 )
