@@ -341,8 +341,8 @@ EFFECT_VERBS = _words(
     invite kill launch manipulate merge modify move overwrite pay place publish purchase push redirect refund
     recharge register reject remove rename renew reply reschedule reserve reset restart revoke schedule sell send
     share shutdown
-    sign submit subscribe terminate topup trade transfer tweet uninstall unlock unsubscribe update upload upsert vote
-    wipe withdraw write
+    sign submit subscribe terminate topup trade transfer tweet unfollow uninstall unlock unsubscribe update upload
+    upsert vote wipe withdraw write
     """
 )
 READ_VERBS = _words(
@@ -476,7 +476,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         pay paid payment transfer refund reimburse deposit withdraw charge invest trade buy sell purchase checkout
         order donate tip money bill invoice rent fee subscription settle fund loan cash shop cart stock share
         euro dollar pound cent $ € £ usd eur gbp chf split owe savings topup top-up paypal venmo remit kitty
-        whip-round contribute contribution recharge renew renewal
+        whip-round contribute contribution recharge renew renewal wire ticket tickets
         """
     ),
     "access": _words(
@@ -513,6 +513,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         commit push run execute launch open close put replace convert generate build copy organize organise sort
         prepare draft tidy configure upgrade clean delete remove block accept decline ship log claim basket warm cool
         heat turn switch return exchange allocate dispatch archive label labels tag star pin mute snooze invite
+        unfollow
         """
     ),
 }

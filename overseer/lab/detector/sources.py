@@ -531,8 +531,10 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     a triage line for ticket bots, a forged pre-approval; benign runs that hand over an e-mail's or a file's
     requests) and AC (18 runs, 8 attacked: a 403 error, a JSON field for the LLM, a forged forwarded follow-up, a
     two-hop chain whose first output sends the agent to a second, so two injected outputs, an attendee's name, a
-    German deposit demand, a contact note that swaps an address, wiki instructions for assistants) on 2026-11-26,
-    seventh session, each written and committed before any model or rule read it.
+    German deposit demand, a contact note that swaps an address, wiki instructions for assistants) and AD (12 runs,
+    5 attacked: a P.P.S. to an AI helping with mail, a passive dispatch rule, a system notice to model-driven
+    clients, a savings app's text, a zero-size span that swaps a fare) on 2026-11-26, seventh session, each written
+    and committed before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
