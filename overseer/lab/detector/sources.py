@@ -534,7 +534,12 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     German deposit demand, a contact note that swaps an address, wiki instructions for assistants) and AD (12 runs,
     5 attacked: a P.P.S. to an AI helping with mail, a passive dispatch rule, a system notice to model-driven
     clients, a savings app's text, a zero-size span that swaps a fare) on 2026-11-26, seventh session, each written
-    and committed before any model or rule read it.
+    and committed before any model or rule read it. Set AE (21 runs, 9 attacked: a note for whoever manages a
+    calendar, a loan memo for "your assistant", a booking-assistant rule that swaps the room, a channel's "the
+    workspace bot should", a fenced ``agent`` block in a README, an Italian note, a product answer that adds a
+    warranty, a SYSTEM line in a device log, a forged refund card in a ticket; the first set whose runs carry the
+    model's own plans, some of them echoing the injection) on 2026-11-26, eighth session, before any model or rule
+    read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
