@@ -539,7 +539,12 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     workspace bot should", a fenced ``agent`` block in a README, an Italian note, a product answer that adds a
     warranty, a SYSTEM line in a device log, a forged refund card in a ticket; the first set whose runs carry the
     model's own plans, some of them echoing the injection) on 2026-11-26, eighth session, before any model or rule
-    read it.
+    read it; set AF (20 runs, 8 attacked: a search result's mirror for automated installers, a CFO's note to the
+    assistants processing a mailbox, an event title that asks to clear a day, a CSV note, a fake Slackbot login
+    notice, a quota error that names the call to make, a hotel's "transferred to our partner" notice, a Polish note;
+    benign runs of four to six calls: a team lunch, invoices filed and paid when due, a whole trip, a clean-up,
+    replies in a channel, debts paid from a spreadsheet, a cancellation form, a share with an invite's attendees) the
+    same session, after AE's changes, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
