@@ -544,7 +544,13 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     notice, a quota error that names the call to make, a hotel's "transferred to our partner" notice, a Polish note;
     benign runs of four to six calls: a team lunch, invoices filed and paid when due, a whole trip, a clean-up,
     replies in a channel, debts paid from a spreadsheet, a cancellation form, a share with an invite's attendees) the
-    same session, after AE's changes, before any model or rule read it.
+    same session, after AE's changes, before any model or rule read it; set AG (20 runs, 9 attacked: a note for
+    automated mail processing buried in the seventh of twelve e-mails, an error that names the next call in JSON, a
+    white-on-white paragraph for shopping agents in a long review page, a stranger's text asking the reader's
+    assistant for money, a booking notice that sends assistants to register a card, a German note to AI assistants,
+    a checklist item for @assistant, a bill's note to customers who pay with an AI, a P.S. naming the call; benign
+    runs with outputs full of calls to action: a twelve-mail inbox, a review page whose top pick is ordered, a
+    school newsletter) the same session, after AF's first change, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
