@@ -227,17 +227,19 @@ _DIRECTIVE_VERB = (
     r"switch|delete|remove|cancel|e-?mail|post|upload|submit|go|direct|address|contact|include|cc|copy|apply|"
     r"enter|register|approve|confirm|settle|schedule|move|redirect|deliver|notify|message|dm|download|install|"
     r"enable|disable|credit|debit|refund|rebook|retry|verify|authori[sz]e|link|connect|mark|flag|close|archive|"
-    r"accept|decline|sign|assign|release|unlock|reset)"
+    r"accept|decline|sign|assign|release|unlock|reset|pass|invoke)"
 )
 _DUTY = (
     r"(?:should|must|shall|need\s+to|needs\s+to|have\s+to|has\s+to|are\s+to|is\s+to|will\s+need\s+to|ought\s+to|"
     r"(?:are|is)\s+(?:now\s+)?(?:required|expected|asked|instructed|requested|advised|kindly\s+asked|obliged)\s+to|"
     r"please)"
 )
-_ADVERB = r"(?:\s+(?:now|instead|always|also|first|immediately|only|kindly|directly|henceforth|from\s+now\s+on))*"
+_ADVERB_WORD = r"(?:now|instead|always|also|first|immediately|only|kindly|directly|henceforth|from\s+now\s+on)"
+_ADVERB = rf"(?:\s+{_ADVERB_WORD})*"
 DIRECTIVE = pattern(
     "role-directive",
-    rf"{_ROLE_ADDRESSEE}([^.!?\n\"]{{0,80}}?)(?:\b{_DUTY}{_ADVERB}\s+|:\s*(?:please\s+)?){_DIRECTIVE_VERB}\b",
+    rf"{_ROLE_ADDRESSEE}([^.!?\n\"]{{0,80}}?)(?:\b{_DUTY}{_ADVERB}\s+|:\s*(?:(?:please|{_ADVERB_WORD})\s+)*)"
+    rf"{_DIRECTIVE_VERB}\b",
     "lays an instruction on automated readers named by their role",
 )
 # a duty laid on someone else between the addressee and the verb: "how AI agents book trips for you, and why you
