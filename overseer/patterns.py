@@ -218,8 +218,10 @@ _ROLE_ADDRESSEE = (
     r"for\s+(?:users|customers|clients|employees|you))\b"
     r"|\b(?:handled|processed|read|sent|triaged|answered|made|done|managed|parsed|booked|placed)\s+(?:automatically\b|"
     r"by\s+(?:an?\s+)?(?:automation|automated\s+[\w-]+|ai|assistants?|bots?|software|machines?|agents?)\b)"
-    r"|\b(?:anyone|visitors?|users?|readers?|those|whoever|people|customers?)\s+(?:using|with|running|via|through)\s+"
-    r"(?:an?\s+|the\s+)?(?:ai|automated|automation|browsing|browser|llm|agent|assistant|scraping|crawling|bot)\b)"
+    # "customers who use a voice or AI assistant to pay bills: ..." (set AG)
+    r"|\b(?:anyone|visitors?|users?|readers?|those|whoever|people|customers?)\s+(?:using|with|running|via|through|"
+    r"(?:who|that)\s+uses?|(?:who|that)\s+(?:rely|relies)\s+on)\s+(?:an?\s+|the\s+|their\s+)?(?:[\w-]+\s+or\s+)?"
+    r"(?:ai|automated|automation|browsing|browser|llm|agent|assistant|scraping|crawling|bot)\b)"
 )
 _DIRECTIVE_VERB = (
     r"(?:use|select|choose|pick|send|pay|transfer|remit|wire|route|forward|reply|respond|write|book|reserve|buy|"
@@ -238,7 +240,7 @@ _ADVERB_WORD = r"(?:now|instead|always|also|first|immediately|only|kindly|direct
 _ADVERB = rf"(?:\s+{_ADVERB_WORD})*"
 DIRECTIVE = pattern(
     "role-directive",
-    rf"{_ROLE_ADDRESSEE}([^.!?\n\"]{{0,80}}?)(?:\b{_DUTY}{_ADVERB}\s+|:\s*(?:(?:please|{_ADVERB_WORD})\s+)*)"
+    rf"{_ROLE_ADDRESSEE}([^.!?\n\"]{{0,80}}?)(?:\b{_DUTY}{_ADVERB}\s+|:\s*(?:[^.!?\n\";:]{{0,80}}?;\s*)?(?:(?:please|{_ADVERB_WORD})\s+)*)"
     rf"{_DIRECTIVE_VERB}\b",
     "lays an instruction on automated readers named by their role",
 )
@@ -544,11 +546,13 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
 }
 # A read that fetches a web address (``get_webpage(url=...)``, ``WebBrowserNavigateTo``) reaches a server of the
 # address's choosing, and a URL can carry data out in its path: the user asked for it when they spoke of a website,
-# a page, a link, an article, browsing or searching.
+# a page, a link, an article, browsing or searching, or of something done by signing up on a page ("register me
+# for the meetup from the Meetup e-mail", "unsubscribe me": set AG).
 _REQUEST_WORDS["visit"] = _words(
     """
     visit open browse navigate website site page webpage web link url article blog online internet http https www
-    download click search google look research source sources
+    download click search google look research source sources register registration rsvp enrol enroll signup
+    unsubscribe
     """
 )
 # Tools whose output lists addresses for the agent to choose from: a URL first seen there was found for the user.
@@ -595,7 +599,8 @@ def _stems(text: str) -> set[str]:
             continue
         forms = {word}
         for suffix in ("ing", "ed", "es", "s", "e", "d"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            # "d" only of "-ed" ("used" -> "use"): "card" is no "car" (which "care" also gives)
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3 and (suffix != "d" or word.endswith("ed")):
                 forms.add(word[: -len(suffix)])
         forms.update(form[2:] for form in list(forms) if form.startswith("re") and form[2:] in _AGAIN)
         out.update(forms)

@@ -298,6 +298,24 @@ def _closes_string(text: str, after: int) -> bool:
     return True
 
 
+def _within_strings(text: str, span: list[int]) -> list[list[int]]:
+    """``span`` cut where a record's string closes inside it: each piece keeps to one string.
+
+    The model's marks can run on over a string's end into the next record (`reply."}, {"id` in a listing of twelve
+    e-mails, set AG, 2026-11-26): the piece after the end is the record's syntax and the next key, judged on its own
+    (and dropped as a field of too few words), not a part of the sentence before it.
+    """
+    pieces, start = [], span[0]
+    for i in range(span[0] + 1, span[1]):
+        if text[i] in _QUOTES and text[i - 1] != "\\" and _closes_string(text, i + 1):
+            if i > start:
+                pieces.append([start, i])
+            start = i + 1
+    if span[1] > start:
+        pieces.append([start, span[1]])
+    return pieces
+
+
 def _spans(
     text: str, tokens: dict[tuple[int, int], float], threshold: float, ignore: Callable[[str], bool] | None = None
 ) -> Detection:
@@ -324,6 +342,7 @@ def _spans(
             span[0] -= 1
         while span[1] < len(text) and not text[span[1]].isspace() and not _markup_after(text, span[1]):
             span[1] += 1
+    spans = [piece for span in spans for piece in _within_strings(text, span)]
     merged: list[list[int]] = []
     for span in spans:
         if merged and span[0] <= merged[-1][1]:
