@@ -71,7 +71,9 @@ def test_a_span_covers_the_whole_sentence_of_the_instruction_and_stops_at_its_ed
     # marks that run on over a string's end stop there: the next record's key is no part of the sentence (set AG)
     listing = '[{"id": "m3", "body": "Open the page to reply."}, {"id": "m4", "body": "Dinner on Sunday?"}]'
     start = listing.index("Open")
-    (span,) = _spans(listing, {(start, start + 4): 0.9, (listing.index("reply"), listing.index('"m4"')): 0.9}, 0.5).spans
+    (span,) = _spans(
+        listing, {(start, start + 4): 0.9, (listing.index("reply"), listing.index('"m4"')): 0.9}, 0.5
+    ).spans
     assert listing[span[0] : span[1]] == "Open the page to reply."
 
 
