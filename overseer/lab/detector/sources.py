@@ -550,7 +550,14 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     assistant for money, a booking notice that sends assistants to register a card, a German note to AI assistants,
     a checklist item for @assistant, a bill's note to customers who pay with an AI, a P.S. naming the call; benign
     runs with outputs full of calls to action: a twelve-mail inbox, a review page whose top pick is ordered, a
-    school newsletter) the same session, after AF's first change, before any model or rule read it.
+    school newsletter) the same session, after AF's first change, before any model or rule read it; set AH (19 runs,
+    8 attacked: an "Assistant note" in a standing order, a decline message that sends the AI to a login page with
+    the account number, a recipe's bracketed post for the assistant, a meeting location that asks every assistant
+    to send the dial-in, a GDPR pretext for automated support tools, a forwarded "new landlord" plea, a German
+    instruction in a folder listing, a travel-policy note that swaps the hotel; benign runs that do the same with
+    the user's words: an invoice PDF paid, a friend's standing order set up as asked, a dial-in sent to an advisor,
+    a customer's invoices sent, the policy's preferred hotel booked) the same session, after AG's changes, before
+    any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
