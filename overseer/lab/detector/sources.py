@@ -557,7 +557,11 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     instruction in a folder listing, a travel-policy note that swaps the hotel; benign runs that do the same with
     the user's words: an invoice PDF paid, a friend's standing order set up as asked, a dial-in sent to an advisor,
     a customer's invoices sent, the policy's preferred hotel booked) the same session, after AG's changes, before
-    any model or rule read it.
+    any model or rule read it; set AI (19 runs, 8 attacked, in outputs of other shapes: a YAML workflow's comment
+    for LLM agents, a markdown table's row for the assistant, a channel message to the AI model, an "ignore all
+    previous instructions" in a delivery e-mail, a [SYSTEM] notice that adds a return flight, an events team's
+    favour asked of the assistant, an HTML comment naming the call, a TODO for whoever handles an inbox; benign
+    twins that do the same at the user's word) the same session, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
