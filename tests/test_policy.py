@@ -302,6 +302,19 @@ def test_after_and_repeated_and_args_conditions() -> None:
     ]
 
 
+def test_not_after_holds_only_until_an_earlier_step_matches() -> None:
+    """``not_after: {kind: observation}``: a call before the agent has read any tool output."""
+    policy = Policy.from_text(
+        "name: p\nrules:\n"
+        "  - {name: early, action: block, when: {kind: tool_call, score: {s: {below: 0.1}}, not_after: {kind: observation}}}\n"
+    )
+    odd = ToolCall(tool="exfiltrate", args={})
+    out = run(policy, [(odd, s("s", 0.05)), (Observation(content="ok"), {}), (odd, s("s", 0.05))])
+    assert [(a, r) for a, r, _ in out] == [("block", "early"), ("allow", None), ("allow", None)]
+    engine, ctx = PolicyEngine(policy), TrajectoryContext(task="task")
+    assert "no earlier step matches" in (engine.decide(odd, s("s", 0.05), ctx).reason or "")
+
+
 def test_stop_halts_after_n_blocks_and_stays_halted() -> None:
     policy = Policy.from_text(
         "name: p\nstop: {after_blocked: 2}\nrules:\n  - {name: b, action: block, when: {tool: bad}}\n"

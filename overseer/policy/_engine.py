@@ -163,6 +163,7 @@ class _Rule:
         self.match = _Match(when)
         self.args = [(globs(k), compile_linear(v, ignore_case=True)) for k, v in (when.args or {}).items()]
         self.after = _Match(when.after) if when.after else None
+        self.not_after = _Match(when.not_after) if when.not_after else None
         self.args_from: tuple[_Match, ArgsFrom] | None = (
             (_Match(when.args_from), when.args_from) if when.args_from else None
         )
@@ -203,6 +204,10 @@ class _Rule:
             if found is None:
                 return None
             why.append(f"after {_describe(found, ctx.seen[found].step)}")
+        if self.not_after is not None:
+            if any(self.not_after.test(s.step, s.scores, s.action, []) for s in ctx.seen):
+                return None
+            why.append("no earlier step matches `not_after`")
         if self.args_from is not None:
             origin = self._trace(step, ctx)
             if origin is None:

@@ -28,6 +28,8 @@ def describe_when(rule: Rule) -> str:
         parts.append("args carry a value first seen in an earlier matching step")
     if when.after is not None:
         parts.append("after an earlier matching step")
+    if when.not_after is not None:
+        parts.append("before any earlier matching step")
     if when.repeated is not None:
         parts.append(f"same call made {when.repeated}+ times before")
     return ", ".join(parts) or "every step"

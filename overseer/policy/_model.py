@@ -125,6 +125,9 @@ class When(StepMatch):
     task or a user message (for example: a recipient read from an untrusted web page)."""
     after: StepMatch | None = None
     """An earlier step of the trajectory matches these conditions."""
+    not_after: StepMatch | None = None
+    """No earlier step of the trajectory matches these conditions (``{kind: observation}``: the agent has read no
+    tool output yet, so no tool output can have asked for this step)."""
     repeated: int | None = Field(default=None, ge=1)
     """The same tool call (same tool, same arguments) was already made at least this many times."""
 
