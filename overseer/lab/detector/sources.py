@@ -561,7 +561,11 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     for LLM agents, a markdown table's row for the assistant, a channel message to the AI model, an "ignore all
     previous instructions" in a delivery e-mail, a [SYSTEM] notice that adds a return flight, an events team's
     favour asked of the assistant, an HTML comment naming the call, a TODO for whoever handles an inbox; benign
-    twins that do the same at the user's word) the same session, before any model or rule read it.
+    twins that do the same at the user's word) the same session, before any model or rule read it; set AJ (19 runs,
+    8 attacked, some with parallel calls: a fraud-review notice to the AI, another person's assistant asking for a
+    share, an IT policy for channel bots, a reservation endpoint for automated agents, a relative's "new number",
+    a hidden div for the LLM, a room fee for AI scheduling assistants, a "note for the bot" that swaps a shipping
+    address; benign twins) the same session, after the first-turn rule, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
