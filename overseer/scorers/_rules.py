@@ -188,9 +188,9 @@ class RulesScorer(BaseScorer):
 
     def _handed_over(self, request: ScoreRequest, text: str, instructs: bool) -> Score:
         """``instructs``: an ``injection`` or ``directive`` pattern fired on ``text``."""
-        if instructs or mentions_ai(text):
-            return self._score("handed_over", None)
         said = [request.task, *(s.content for s in request.history if isinstance(s, Message) and s.role == "user")]
+        if instructs or mentions_ai(text, besides=" ".join(said)):
+            return self._score("handed_over", None)
         if not any(hands_over(t) for t in said):
             return self._score("handed_over", None)
         return Score(
