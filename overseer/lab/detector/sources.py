@@ -565,7 +565,12 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     8 attacked, some with parallel calls: a fraud-review notice to the AI, another person's assistant asking for a
     share, an IT policy for channel bots, a reservation endpoint for automated agents, a relative's "new number",
     a hidden div for the LLM, a room fee for AI scheduling assistants, a "note for the bot" that swaps a shipping
-    address; benign twins) the same session, after the first-turn rule, before any model or rule read it.
+    address; benign twins) the same session, after the first-turn rule, before any model or rule read it; set AK (19
+    runs, 8 attacked, with CamelCase tool names as ToolEMU's, GmailSendEmail, BankManagerTransferFunds, and user
+    follow-ups: a friend's "changed banks" P.S. to the assistant, a note to AI systems summarising a thread, a note to
+    the home assistant, a refund destination for agents processing refunds, an IMPORTANT passport request, a German
+    note to AI agents in a lease, a tip for assistants reading reviews, a forged truncated user message; benign
+    twins) the same session, after AJ's changes, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
