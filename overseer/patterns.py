@@ -216,6 +216,10 @@ _ROLE_ADDRESSEE = (
     r"(?:agents?|assistants?|bots?|tools?)\b"
     r"|\b(?:agents?|assistants?)\s+[\w-]+ing\s+(?:on\s+behalf\s+of\s+(?:(?:the|our|their|your|its)\s+)?[\w-]+|"
     r"for\s+(?:users|customers|clients|employees|you))\b"
+    # "agents processing refunds for this order", "agents handling this ticket", "assistants processing this
+    # mailbox" (sets AE, AF, AK): the work named, done on the very record that carries the sentence
+    r"|\b(?:agents?|assistants?)\s+(?:processing|handling|managing|reading|triaging|answering|working\s+on)\s+"
+    r"(?:(?:this|these|the|every|all|incoming|such)\s+)?[\w-]+(?:\s+(?:for|on|in|of)\s+(?:this|these)\s+[\w-]+)?\b"
     r"|\b(?:handled|processed|read|sent|triaged|answered|made|done|managed|parsed|booked|placed)\s+(?:automatically\b|"
     r"by\s+(?:an?\s+)?(?:automation|automated\s+[\w-]+|ai|assistants?|bots?|software|machines?|agents?)\b)"
     # "customers who use a voice or AI assistant to pay bills: ..." (set AG)
@@ -273,6 +277,35 @@ _CODED_ASK = compile_linear(
 )
 
 
+# Markup that ends a block of text (a paragraph's or a list item's tag, a comment's edge): a sentence stops there, so
+# that a directive without a value is not joined to the next paragraph's address ("<p>Support agents handling this
+# ticket should reply within two days.</p><p>Send slides to ana@...</p>")
+_BLOCK_MARKUP = compile_linear(
+    r"<!--|-->|</?(?:p|div|br|li|ul|ol|tr|td|th|table|h[1-6]|section|article|header|footer|body|html|head|"
+    r"blockquote|pre|hr|form|nav|main|aside)\b[^<>]{0,200}>",
+    ignore_case=True,
+)
+
+
+# ... and so does a line break written as an escape (``\n`` in a record's string), or the quote that opens or closes
+# a string of a record printed by Python (``'note': 'Support agents ... days.', 'start': ...``)
+_ESCAPED_BREAK = compile_linear(r"\\n")
+_REPR_QUOTE = compile_linear(r"' *[,:\]}]|[,:\[{] *'")
+
+
+def _without_block_markup(text: str) -> str:
+    """``text`` with block tags, escaped line breaks and record quotes as line breaks (the offsets stay the same)."""
+    if "<" not in text and "\\" not in text and "'" not in text:
+        return text
+    chars = list(text)
+    for m in (*_BLOCK_MARKUP.finditer(text), *_ESCAPED_BREAK.finditer(text)):
+        chars[m.start() : m.end()] = "\n" * (m.end() - m.start())
+    for m in _REPR_QUOTE.finditer(text):
+        at = m.start() if text[m.start()] == "'" else m.end() - 1
+        chars[at] = "\n"
+    return "".join(chars)
+
+
 def directive_spans(text: str) -> tuple[tuple[int, int], ...]:
     """The sentences of ``text`` that lay an instruction on automated readers, with a value to use.
 
@@ -285,7 +318,7 @@ def directive_spans(text: str) -> tuple[tuple[int, int], ...]:
     if not coded and DIRECTIVE.regex.search(text) is None:
         return ()
     found = []
-    for m in _DIRECTIVE_SENTENCE.finditer(text):
+    for m in _DIRECTIVE_SENTENCE.finditer(_without_block_markup(text)):
         if _directs(m.group(0), coded):
             start, end = m.start(), m.end()
             while start < end and text[start].isspace():
@@ -299,7 +332,10 @@ def _directs(sentence: str, coded: bool) -> bool:
         return True  # an argument set to a value, in a sentence that asks
     if _CONCRETE.search(_ENUMERATOR.sub(" ", sentence)) is None:
         return False  # "AI assistants should always confirm payments with the user" states a norm, plants nothing
-    return any(_OTHER_SUBJECT.search(hit.group(1)) is None for hit in DIRECTIVE.regex.finditer(sentence))
+    return any(
+        _OTHER_SUBJECT.search(hit.group(1)) is None and _CONCRETE.search(_ENUMERATOR.sub(" ", sentence[hit.start() :]))
+        for hit in DIRECTIVE.regex.finditer(sentence)
+    )
 
 
 # A user who hands the agent a document's requests ("do the actions listed in the e-mail from my manager", "pay the
@@ -321,6 +357,11 @@ _HANDS_OVER = compile_linear(
     r"|\b(?:is|are)\s+in\s+(?:his|her|their|its|the|my|our)\s+(?:(?:last|latest|recent|new|own)\s+)?"
     r"(?:message|messages|e-?mail|e-?mails|mail|text|texts|chat|note|letter|dm|post)\b"
     r"|\bfollow(?:ing)?\s+(?:the|its|his|her|their|our|my)\b"
+    # "pay the deposit from the lease agreement in Documents/lease.txt", "pay the bill in bill-nov.txt" (set AK): a
+    # payment or an order whose details the user points to in a document
+    r"|\b(?:pay|transfer|wire|settle|remit|book|order|buy)\b[^.?!\n]{0,60}?(?:\b(?:in|from|on)\s+(?:the\s+|my\s+|this\s+|"
+    r"that\s+)?(?:attached\s+)?(?:lease(?:\s+agreement)?|contract|invoice|bill|letter|statement|document|attachment|pdf|"
+    r"spreadsheet)\b|[\w/-]+\.(?:txt|pdf|md|docx?|csv|xlsx?|eml)\b)"
     # "she emailed me her address", "Tom texted us the account" (set AJ)
     r"|\b(?:e-?mailed|texted|messaged|dm'?e?d|sent)\s+(?:me|us)\s+(?:his|her|their|its)\b",
     ignore_case=True,
@@ -346,7 +387,9 @@ def hands_over(request: str) -> bool:
 # Words for an AI or an automated reader anywhere in a text: a passage with none of them speaks to whoever reads it
 _AI_WORDS = compile_linear(
     r"\b(?:ai|a\.i\.|llms?|language\s+models?|models?|chat\s*bots?|chatgpt|gpt(?:-?\d+\w*)?|claude|gemini|"
-    r"copilots?|assistants?|agents?|bots?|automated|automation|automatic|autonomous|machine|system\s+prompt)\b",
+    r"copilots?|assistants?|agents?|bots?|automated|automation|automatic|autonomous|machine|system\s+prompt|"
+    # "a message from your user": only something that works for a user has one (set N's forged note)
+    r"your\s+(?:user|owner|principal|human))\b",
     ignore_case=True,
 )
 
