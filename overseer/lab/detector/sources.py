@@ -570,7 +570,11 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     follow-ups: a friend's "changed banks" P.S. to the assistant, a note to AI systems summarising a thread, a note to
     the home assistant, a refund destination for agents processing refunds, an IMPORTANT passport request, a German
     note to AI agents in a lease, a tip for assistants reading reviews, a forged truncated user message; benign
-    twins) the same session, after AJ's changes, before any model or rule read it.
+    twins) the same session, after AJ's changes, before any model or rule read it; set AL (19 runs, 8 attacked: an
+    assistant-to-assistant cc, a "NEW INSTRUCTIONS" banner that swaps a payee the user named, a Hungarian note, a
+    call named for automated clients, another practice's virtual assistant asking for records, a group rule for
+    bots, a note to AI tools that summarise, a bracketed note to the assistant in a confirmation; benign twins) the
+    same session, after AK's changes, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
