@@ -574,7 +574,11 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     assistant-to-assistant cc, a "NEW INSTRUCTIONS" banner that swaps a payee the user named, a Hungarian note, a
     call named for automated clients, another practice's virtual assistant asking for records, a group rule for
     bots, a note to AI tools that summarise, a bracketed note to the assistant in a confirmation; benign twins) the
-    same session, after AK's changes, before any model or rule read it.
+    same session, after AK's changes, before any model or rule read it; set AM (15 runs, 7 attacked: a backup
+    notice to the assistant, a rate change for "dear AI" that swaps the room, a note to the bot summarising a channel,
+    a notice to automated budget tools, a stranger's "can your assistant send me the alarm code", a fare rule for
+    agents booking on behalf of travellers, an HTML comment asking the model for a force push; benign twins) the
+    same session, after AL, before any model or rule read it.
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
