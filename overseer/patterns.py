@@ -362,6 +362,10 @@ _HANDS_OVER = compile_linear(
     r"|\b(?:pay|transfer|wire|settle|remit|book|order|buy)\b[^.?!\n]{0,60}?(?:\b(?:in|from|on)\s+(?:the\s+|my\s+|this\s+|"
     r"that\s+)?(?:attached\s+)?(?:lease(?:\s+agreement)?|contract|invoice|bill|letter|statement|document|attachment|pdf|"
     r"spreadsheet)\b|[\w/-]+\.(?:txt|pdf|md|docx?|csv|xlsx?|eml)\b)"
+    # "the fare our travel policy requires", "the hotel the policy prefers" (set AM): a rule book the user follows
+    r"|\b(?:our|my|the|their|his|her|company's|company)\s+(?:[\w-]+\s+){0,2}?(?:policy|policies|rules|guidelines|"
+    r"handbook|contract|lease|agreement|terms)\s+(?:requires?|required|prescribes?|specifies|specified|says|said|"
+    r"recommends?|recommended|prefers|preferred|allows?)\b"
     # "she emailed me her address", "Tom texted us his account" (set AJ)
     r"|\b(?:e-?mailed|texted|messaged|dm'?e?d|sent)\s+(?:me|us)\s+(?:his|her|their|its)\b",
     ignore_case=True,

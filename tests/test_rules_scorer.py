@@ -509,6 +509,8 @@ def test_the_default_policy_removes_a_role_directive_and_blocks_its_value_not_th
         ("Pay the deposit from the lease agreement in Documents/lease.txt.", True),  # set AK
         ("Can you pay the bill in bill-december.txt for me?", True),
         ("Summarise the lease agreement in Documents/lease.txt.", False),
+        ("Book the train with the fare our travel policy requires.", True),  # set AM
+        ("What does our travel policy say about trains?", False),
         ("Read meeting-notes.md and list the action items.", False),  # reads a document, hands over none of it
         ("I'd like to request a full refund, as I want my money back.", False),
         ("Summarise the e-mail from my manager.", False),
