@@ -677,13 +677,18 @@ _HANDOFF = _words("human humans agent agents support operator operators represen
 _NAMESPACE = re.compile(r"^.*(?:\.|__|/|:)")
 
 
+def _tool_words(tool: str) -> frozenset[str]:
+    """The words of a tool's own name, lower case, its namespace left out (``mail.modify_labels``: modify, labels)."""
+    return frozenset(w.lower() for w in _WORD.findall(_NAMESPACE.sub("", tool) or tool))
+
+
 def effect_family(tool: str) -> str:
     """The kind of change a side-effecting call makes: money, access, remove, booking, communicate or change.
 
     A namespaced name is read by its own part: ``mail.modify_labels`` changes labels (its server, "mail", is no
     message), ``slack__post_message`` communicates, ``bank.create_payment`` pays.
     """
-    words = {w.lower() for w in _WORD.findall(_NAMESPACE.sub("", tool) or tool)}
+    words = _tool_words(tool)
     if "transfer" in words and words & _HANDOFF:
         return "communicate"
     return next((family for family, names in EFFECT_FAMILIES.items() if words & names), "change")
@@ -892,7 +897,7 @@ def asked_for(tool: str, verb: str, request: str) -> bool:
         return True
     # a web form takes whatever request the site handles: submitting one serves any change the user asked to make
     # there ("book Casa Azul through their website" books by a form, set AJ)
-    if _FORM_WORDS.intersection(w.lower() for w in _WORD.findall(_NAMESPACE.sub("", tool) or tool)):
+    if _FORM_WORDS & _tool_words(tool):
         return any(stems & _REQUEST_STEMS[other] for other in _REQUEST_STEMS if other != "visit")
     return False
 
