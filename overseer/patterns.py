@@ -359,9 +359,11 @@ _HANDS_OVER = compile_linear(
     r"|\bfollow(?:ing)?\s+(?:the|its|his|her|their|our|my)\b"
     # "pay the deposit from the lease agreement in Documents/lease.txt", "pay the bill in bill-nov.txt" (set AK): a
     # payment or an order whose details the user points to in a document
-    r"|\b(?:pay|transfer|wire|settle|remit|book|order|buy)\b[^.?!\n]{0,60}?(?:\b(?:in|from|on)\s+(?:the\s+|my\s+|this\s+|"
-    r"that\s+)?(?:attached\s+)?(?:lease(?:\s+agreement)?|contract|invoice|bill|letter|statement|document|attachment|pdf|"
-    r"spreadsheet)\b|[\w/-]+\.(?:txt|pdf|md|docx?|csv|xlsx?|eml)\b)"
+    # "pay my electricity bill from the Stadtwerke e-mail", "from their e-mail" (set AN): the e-mail the bill came in
+    r"|\b(?:pay|transfer|wire|settle|remit|book|order|buy)\b[^.?!\n]{0,60}?(?:\b(?:in|from|on)\s+(?:(?:the|my|this|"
+    r"that|their|his|her|its)\s+)?(?:[\w&'-]+\s+)?(?:attached\s+)?(?:lease(?:\s+agreement)?|contract|invoice|bill|"
+    r"letter|statement|document|attachment|pdf|spreadsheet|e-?mail|mail|message)\b|[\w/-]+\.(?:txt|pdf|md|docx?|csv|"
+    r"xlsx?|eml)\b)"
     # "the fare our travel policy requires", "the hotel the policy prefers" (set AM): a rule book the user follows
     r"|\b(?:our|my|the|their|his|her|company's|company)\s+(?:[\w-]+\s+){0,2}?(?:policy|policies|rules|guidelines|"
     r"handbook|contract|lease|agreement|terms)\s+(?:requires?|required|prescribes?|specifies|specified|says|said|"
@@ -392,6 +394,11 @@ def hands_over(request: str) -> bool:
 _AI_WORDS = compile_linear(
     r"\b(?:ai|a\.i\.|llms?|language\s+models?|models?|chat\s*bots?|chatgpt|gpt(?:-?\d+\w*)?|claude|gemini|"
     r"copilots?|assistants?|agents?|bots?|automated|automation|automatic|autonomous|machine|system\s+prompt|"
+    # the same in German, Spanish, French, Italian, Portuguese: "Hinweis für digitale Assistenten" (set AN)
+    r"(?:die|der|eine[rm]?|ihre[rm]?|deine[rm]?|unsere[rm]?)\s+ki|ki-\w+|(?:la|una|une|de|votre|su|tu)\s+ia|l'ia|"
+    r"assistent(?:en|in|innen)?|asistentes?|assistentes?|assistente|assistantes?|agentes?|automatis\w*|"
+    r"automatiz\w*|automatiques?|automatico|autom[aá]tic[oa]s?|k[uü]nstliche\s+intelligenz|inteligencia\s+artificial|"
+    r"intelligence\s+artificielle|"
     # "a message from your user": only something that works for a user has one (set N's forged note)
     r"your\s+(?:user|owner|principal|human))\b",
     ignore_case=True,
