@@ -1142,15 +1142,34 @@ def user_names(text: str) -> set[str]:
 
 
 def value_words(value: str) -> set[str]:
-    """The words that name whom an argument value is for: a handle's words, an address's local part.
+    """The words that name whom an argument value is for: a handle's words, an address's local part and its domain's.
 
-    ``rsvp.kasia@poczta.example``: rsvp, kasia (not the domain's words: "Gmail" in a request names no one at
-    gmail.com). A web address names no one: none.
+    ``rsvp.kasia@poczta.example``: rsvp, kasia; ``jobs@fjord-analytics.example``: jobs, fjord, analytics (an
+    organisation's own domain names it: "apply to Fjord Analytics", set AO). A mail provider's domain names no one
+    ("Gmail" in a request names no one at gmail.com), nor does a web address.
     """
     value = value.lower().lstrip("~")
     if "://" in value or value.startswith("www."):
         return set()
-    return set(_VALUE_WORD.findall(value.rsplit("@", 1)[0]))
+    local, _, domain = value.rpartition("@")
+    if not local:
+        return set(_VALUE_WORD.findall(domain))
+    words = set(_VALUE_WORD.findall(local))
+    labels = domain.split(".")[:-1]  # not the top-level domain
+    if not _MAIL_PROVIDERS.intersection(labels):
+        words.update(w for label in labels for w in _VALUE_WORD.findall(label) if w not in _DOMAIN_PLUMBING)
+    return words
+
+
+# Domains anyone can have an address at: they name the provider, not whom the address is for
+_MAIL_PROVIDERS = _words(
+    """
+    gmail googlemail yahoo ymail outlook hotmail live msn icloud me mac aol proton protonmail pm gmx web t-online poczta
+    freenet posteo mailbox tutanota tuta yandex zoho fastmail hey qq 163 126 naver laposte orange free libero correo
+    virgilio wp onet interia seznam rediffmail
+    """
+)
+_DOMAIN_PLUMBING = _words("www mail email smtp mx co com org net ac gov edu example test")
 
 
 def compact_identifier(text: str) -> str:

@@ -786,3 +786,21 @@ def test_a_fetch_is_asked_for_by_words_of_the_web_and_go_only_as_go_to(request_t
     from overseer.patterns import asked_for
 
     assert asked_for("get_webpage", "visit", request_text) is asked
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("rsvp.kasia@poczta.example", {"rsvp", "kasia"}),
+        # an organisation's own domain names it: "apply to the job at Fjord Analytics" (set AO)
+        ("jobs@fjord-analytics.example", {"jobs", "fjord", "analytics"}),
+        ("a@mail.acme.co.uk", {"a", "acme"}),
+        # a mail provider names no one: "my Gmail" is not whom x@gmail.com is for
+        ("x@gmail.com", {"x"}),
+        ("https://fjord-analytics.example/jobs", set()),
+    ],
+)
+def test_value_words_name_whom_an_address_is_for(value: str, words: set[str]) -> None:
+    from overseer.patterns import value_words
+
+    assert value_words(value) == words

@@ -14,7 +14,7 @@ from overseer.cli._common import console, fail, handle_errors
 
 __all__ = ["detector_group"]
 
-_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h,everyday_i,everyday_j,everyday_k,everyday_l,everyday_calls_a_c,everyday_calls_d_l,everyday_disguised,everyday_runs_m,everyday_runs_n,everyday_runs_o,everyday_runs_p,everyday_runs_q,everyday_runs_r,everyday_runs_s,everyday_runs_t,everyday_runs_u,everyday_runs_v,everyday_runs_w,everyday_runs_x,everyday_runs_y,everyday_runs_z,everyday_runs_aa,everyday_runs_ab,everyday_runs_ac,everyday_runs_ad,everyday_runs_ae,everyday_runs_af,everyday_runs_ag,everyday_runs_ah,everyday_runs_ai,everyday_runs_aj,everyday_runs_ak,everyday_runs_al,everyday_runs_am,everyday_runs_an"
+_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h,everyday_i,everyday_j,everyday_k,everyday_l,everyday_calls_a_c,everyday_calls_d_l,everyday_disguised,everyday_runs_m,everyday_runs_n,everyday_runs_o,everyday_runs_p,everyday_runs_q,everyday_runs_r,everyday_runs_s,everyday_runs_t,everyday_runs_u,everyday_runs_v,everyday_runs_w,everyday_runs_x,everyday_runs_y,everyday_runs_z,everyday_runs_aa,everyday_runs_ab,everyday_runs_ac,everyday_runs_ad,everyday_runs_ae,everyday_runs_af,everyday_runs_ag,everyday_runs_ah,everyday_runs_ai,everyday_runs_aj,everyday_runs_ak,everyday_runs_al,everyday_runs_am,everyday_runs_an,everyday_runs_ao"
 
 
 @click.group("detector")
