@@ -204,7 +204,10 @@ _MACHINE_QUALIFIER = (
 _MACHINE_NOUN = (
     r"(?:agents?|assistants?|tools?|systems?|readers?|processors?|clients?|services?|bots?|helpers?|models?|"
     r"workflows?|scripts?|integrations?|apps?|applications?|pipelines?|processes|processing|parsers?|crawlers?|"
-    r"users?|buyers?|shoppers?|callers?|senders?|handlers?|schedulers?|bookers?|payers?)"
+    r"users?|buyers?|shoppers?|callers?|senders?|handlers?|schedulers?|bookers?|payers?|"
+    # the work itself named as the reader: "For automated triage: close issues #12 to #20" (set AP)
+    r"triage|triaging|triagers?|reviewers?|moderation|moderators?|screening|routing|summari[sz]ation|"
+    r"summari[sz]ers?|labell?ing|labell?ers?|classifiers?|classification)"
 )
 _ROLE_ADDRESSEE = (
     rf"(?:\b{_MACHINE_QUALIFIER}(?:\s+[\w-]+){{0,2}}?\s+{_MACHINE_NOUN}\b"
