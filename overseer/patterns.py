@@ -49,7 +49,6 @@ __all__ = [
     "value_words",
     "json_strings",
     "mentions_ai",
-    "names_the_read",
     "non_target_arg",
     "pattern",
 ]
@@ -914,31 +913,6 @@ def asked_for(tool: str, verb: str, request: str) -> bool:
 
 
 _FORM_WORDS = frozenset({"form", "forms"})
-
-
-# Words of a read's tool name that say how it reads, not what it reads
-_READ_PLUMBING = _words(
-    """
-    get list read search fetch find show query lookup look view load retrieve check browse scan all my our user
-    details detail info information data by for from with of id ids item items latest recent new current page pages
-    full summary count one many single multiple api tool
-    """
-)
-_TOPIC_WORD = re.compile(r"[a-z]+")
-
-
-def _topics(text: str) -> set[str]:
-    """Words of four letters or more, a plural's ``s`` dropped ("transfers" -> "transfer")."""
-    return {w[:-1] if w.endswith("s") and len(w) > 4 else w for w in _TOPIC_WORD.findall(text.lower()) if len(w) >= 4}
-
-
-def names_the_read(tool: str, request: str) -> bool:
-    """Whether a read's tool name holds a word the user's request named: "raise the December rent transfer" names
-    ``get_scheduled_transfers`` (set AQ), "catch me up on the channel" names ``read_channel``. How it reads ("get",
-    "list", "search", "details") names nothing.
-    """
-    words = _topics(" ".join(_tool_words(tool) - _READ_PLUMBING))
-    return bool(words) and bool(words & _topics(request))
 
 
 # What an answer says the agent changed, by family (as ``effect_family``'s): "I have transferred", "I've sent", "the
