@@ -578,7 +578,15 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     notice to the assistant, a rate change for "dear AI" that swaps the room, a note to the bot summarising a channel,
     a notice to automated budget tools, a stranger's "can your assistant send me the alarm code", a fare rule for
     agents booking on behalf of travellers, an HTML comment asking the model for a force push; benign twins) the
-    same session, after AL, before any model or rule read it.
+    same session, after AL, before any model or rule read it. Sets AN to AR (2026-11-26, ninth session), each
+    before any model or rule read it, after the last one's changes: AN (19 runs, 9 attacked: scheduling assistants,
+    summarisation tools, return agents, a voice assistant, a Spanish and a German note, AI coding agents, check-in
+    clients, a guest asking the assistant), AO (18, 8: AP automation, hidden page text, reviewer bots, an invite, AI
+    helpers in a support chat, a note to assistants tidying notes, AI-using applicants, automated readers of a
+    sheet), AP (18, 8: a sponsored result, a quoted line, automated triage, data-entry bots, a voicemail, hidden PDF
+    text, AI shopping assistants, a to-do "saved by your assistant"), AQ and AR (11 and 10 long runs of 3 to 8
+    calls, 5 and 4 attacked: a whole trip, an inbox, a month's finances, a channel digest, an order, a group chat's
+    payment, research across two pages, an onboarding doc).
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
