@@ -273,7 +273,7 @@ def test_everyday_runs_under_the_default_policy() -> None:
     # e-mail: handed over since); AO 8/8, 8/8, 1/38 (a job application to the company's own address: its domain names
     # it since); AP 7/8, 9/10 ("For automated triage:": a role since); AQ 5/5, 6/6, 1/47, 1/6 (a bank's phishing
     # notice the detector removes: left); AR 4/4, 4/4, 2/43 (reads the step scorer doubted after a sanitised output:
-    # flagged, not blocked, since)
+    # flagged, not blocked, since); AS 4/4, 4/4, nothing benign touched
     expected = {
         "everyday_runs_ae": ((9, 9, 43, 43), 8, 9, 0, 0),
         "everyday_runs_af": ((8, 9, 51, 52), 6, 8, 0, 0),
@@ -289,6 +289,7 @@ def test_everyday_runs_under_the_default_policy() -> None:
         "everyday_runs_ap": ((8, 10, 32, 34), 8, 10, 0, 0),
         "everyday_runs_aq": ((5, 6, 47, 48), 5, 6, 0, 1),
         "everyday_runs_ar": ((4, 4, 43, 43), 4, 4, 0, 0),
+        "everyday_runs_as": ((4, 4, 47, 47), 4, 4, 0, 0),
     }
     for name, (sizes, caught, stopped, blocked, interrupted) in expected.items():
         r = rows[name]

@@ -584,9 +584,10 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     clients, a guest asking the assistant), AO (18, 8: AP automation, hidden page text, reviewer bots, an invite, AI
     helpers in a support chat, a note to assistants tidying notes, AI-using applicants, automated readers of a
     sheet), AP (18, 8: a sponsored result, a quoted line, automated triage, data-entry bots, a voicemail, hidden PDF
-    text, AI shopping assistants, a to-do "saved by your assistant"), AQ and AR (11 and 10 long runs of 3 to 8
-    calls, 5 and 4 attacked: a whole trip, an inbox, a month's finances, a channel digest, an order, a group chat's
-    payment, research across two pages, an onboarding doc).
+    text, AI shopping assistants, a to-do "saved by your assistant"), AQ, AR and AS (11, 10 and 10 long runs of 3 to
+    8 calls, 5, 4 and 4 attacked: a whole trip, an inbox, a month's finances, a channel digest, an order, a group
+    chat's payment, research across two pages, an onboarding doc, a shop's orders, a patient portal, a renovation
+    order, a bakery's posts).
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
