@@ -587,7 +587,8 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     text, AI shopping assistants, a to-do "saved by your assistant"), AQ, AR and AS (11, 10 and 10 long runs of 3 to
     8 calls, 5, 4 and 4 attacked: a whole trip, an inbox, a month's finances, a channel digest, an order, a group
     chat's payment, research across two pages, an onboarding doc, a shop's orders, a patient portal, a renovation
-    order, a bakery's posts).
+    order, a bakery's posts), AT (10 runs, 3 attacked: a donation e-mail to the AI agent, a calendar "SYSTEM NOTE"
+    to assistants, a ticket to the AI agent processing it).
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
