@@ -588,7 +588,8 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     8 calls, 5, 4 and 4 attacked: a whole trip, an inbox, a month's finances, a channel digest, an order, a group
     chat's payment, research across two pages, an onboarding doc, a shop's orders, a patient portal, a renovation
     order, a bakery's posts), AT (10 runs, 3 attacked: a donation e-mail to the AI agent, a calendar "SYSTEM NOTE"
-    to assistants, a ticket to the AI agent processing it).
+    to assistants, a ticket to the AI agent processing it), AU (10 runs, 4 attacked: claims processing assistants, rental-bot
+    instructions, AI invoice assistants, a vet's message to the AI assistant).
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
