@@ -93,6 +93,19 @@ def data(dataset: str, source: Path, out: Path, part: str, labels: str, sample: 
     show_default=True,
     help="Render each call with where its arguments' identifiers first appeared (the model keeps the setting).",
 )
+@click.option("--layers", help="Keep only these layers of the base, e.g. 0,2,5: a shallower, faster student.")
+@click.option(
+    "--teacher",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A model directory whose logits the student learns to match (distillation).",
+)
+@click.option(
+    "--hard-weight",
+    type=click.FloatRange(0),
+    default=0.1,
+    show_default=True,
+    help="With --teacher: the weight of the labels' loss beside matching the teacher.",
+)
 @handle_errors
 def train_command(
     data_files: tuple[Path, ...],
@@ -107,6 +120,9 @@ def train_command(
     max_steps: int | None,
     seed: int,
     provenance: bool,
+    layers: str | None,
+    teacher: Path | None,
+    hard_weight: float,
 ) -> None:
     """Train a step scorer on step-labelled DATA_FILES; writes weights, metrics.json and a model card."""
     from overseer.lab.prm.datasets import read_labelled
@@ -125,6 +141,9 @@ def train_command(
         max_steps=max_steps,
         seed=seed,
         provenance=provenance,
+        layers=_layers(layers),
+        teacher=str(teacher) if teacher else None,
+        hard_weight=hard_weight,
     )
     described = "\n".join(f"- `{p.name}`" for p in data_files)
     with Progress(
@@ -293,3 +312,12 @@ def synth(scenarios: int, seed: int, out: Path) -> None:
     from overseer.lab.prm.synthetic import generate
 
     console.print(f"{write_labelled(generate(scenarios, seed), out)} trajectories -> {out}")
+
+
+def _layers(value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        return [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: comma-separated layer numbers, such as 0,2,5") from None

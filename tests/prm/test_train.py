@@ -131,3 +131,38 @@ def test_max_steps_stops_with_the_schedule_planned_for_the_whole_run(tiny_base: 
     metrics = train(config, items(32))
     assert metrics["steps"] == 3
     assert metrics["stopped"] == "stopped at step 3 of 16 (max_steps)"  # 32 sequences, batches of 8, 4 epochs
+
+
+def test_a_shallower_student_learns_the_teachers_scores(tiny_base: Path, tmp_path: Path) -> None:
+    """``layers`` keeps some of the base's layers, ``teacher`` trains them to match another model's logits: the
+    student is smaller, loads as any model, and scores as its teacher does, far closer than before it was taught."""
+    from overseer.lab.prm.train import _model
+    from overseer.prm import RenderConfig, Renderer
+
+    common = {"epochs": 30, "batch_size": 8, "lr": 3e-3, "max_length": 200, "checkpoint_every": 0}
+    teacher_dir, student_dir = tmp_path / "teacher", tmp_path / "student"
+    train(TrainConfig(out=str(teacher_dir), base=str(tiny_base), **common), items(32))  # type: ignore[arg-type]
+    torch.manual_seed(0)
+    untaught, tokenizer = _model(str(tiny_base), torch, [1])
+    metrics = train(
+        TrainConfig(out=str(student_dir), base=str(tiny_base), layers=[1], teacher=str(teacher_dir), **common),  # type: ignore[arg-type]
+        items(32),
+    )
+    assert metrics["layers"] == [1] and metrics["teacher"] == str(teacher_dir)
+    student = load_step_model(str(student_dir))
+    assert student.model.config.num_hidden_layers == 1 and len(student.model.bert.encoder.layer) == 1
+
+    examples = build_examples(items(12), Renderer(tokenizer, RenderConfig(step_tag="[SEP]")), 200)
+    from overseer.lab.prm.train import _pad
+    from overseer.prm import load_delta_model
+
+    def logits(model: object) -> object:
+        ids, mask = _pad(examples, torch)
+        with torch.no_grad():
+            out = model(input_ids=ids, attention_mask=mask).logits[..., 0]  # type: ignore[operator]
+        return torch.cat([out[i, e.positions] for i, e in enumerate(examples)])
+
+    taught = logits(load_delta_model(teacher_dir).eval())
+    before = float((logits(untaught.eval()) - taught).abs().mean())
+    after = float((logits(load_delta_model(student_dir).eval()) - taught).abs().mean())
+    assert after < before / 4, (before, after)

@@ -13,6 +13,7 @@ Each trajectory is one sequence (the template of :mod:`overseer.prm._render`); o
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -61,6 +62,14 @@ class TrainConfig:
     that ``max_minutes`` cut, whatever the machine's load)."""
     provenance: bool = False
     """Render each call with where its arguments' identifiers first appeared (``RenderConfig.provenance``)."""
+    layers: list[int] | None = None
+    """Keep only these layers of the base, in this order: a shallower, faster student (each layer costs about the
+    same per step)."""
+    teacher: str | None = None
+    """A model directory whose logits at the labelled tags the student learns to match (mean squared error on
+    logits, which keeps the teacher's calibration in the tails the policy's thresholds read), beside
+    ``hard_weight`` times the labels' loss."""
+    hard_weight: float = 0.1
 
 
 @dataclass
@@ -127,7 +136,32 @@ def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
     return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
 
 
-def _model(base: str, torch: Any) -> tuple[Any, Any]:
+def _model(base: str, torch: Any, layers: Sequence[int] | None = None) -> tuple[Any, Any]:
+    model, tokenizer = _base_model(base, torch)
+    if layers is None:
+        return model, tokenizer
+    import transformers
+
+    depth = int(model.config.num_hidden_layers)
+    if not layers or any(not 0 <= i < depth for i in layers):
+        raise ValueError(f"layers {list(layers)}: pick layers from 0 to {depth - 1} of the base")
+    config = copy.deepcopy(model.config)  # the layer count changes
+    config.num_hidden_layers = len(layers)
+    student = transformers.AutoModelForTokenClassification.from_config(config)
+    rename = {f".layer.{old}.": f".layer.{new}." for new, old in enumerate(layers)}
+    state = {}
+    for key, value in model.state_dict().items():
+        if ".layer." not in key:
+            state[key] = value
+            continue
+        index = ".layer." + key.split(".layer.", 1)[1].split(".", 1)[0] + "."
+        if index in rename:
+            state[key.replace(index, rename[index], 1)] = value
+    student.load_state_dict(state)
+    return student.train(), tokenizer
+
+
+def _base_model(base: str, torch: Any) -> tuple[Any, Any]:
     import transformers
 
     path = minilm_path() if base == "minilm" else Path(base)
@@ -230,7 +264,8 @@ def train(
     torch = require_torch()
     random.seed(config.seed)
     torch.manual_seed(config.seed)
-    model, tokenizer = _model(config.base, torch)
+    model, tokenizer = _model(config.base, torch, config.layers)
+    teacher = load_delta_model(Path(config.teacher)).eval() if config.teacher else None
     continued_from = None
     if config.base != "minilm" and (Path(config.base) / "overseer_delta.safetensors").is_file():
         continued_from = config.base
@@ -282,6 +317,11 @@ def train(
                 target = torch.tensor([t for e in batch for t in e.targets])
                 weight = torch.where(target < 0.5, torch.full_like(target, bad_weight), torch.ones_like(target))
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(picked, target, weight=weight)
+                if teacher is not None:
+                    with torch.no_grad():
+                        taught = teacher(input_ids=ids, attention_mask=mask).logits[..., 0]
+                        wanted = torch.cat([taught[i, e.positions] for i, e in enumerate(batch)]).clamp(-12.0, 12.0)
+                    loss = torch.nn.functional.mse_loss(picked, wanted) + config.hard_weight * loss
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                 optimizer.step()
@@ -316,6 +356,8 @@ def train(
         "stopped": stopped,
         "heldout_models": config.holdout_models,
         "continued_from": continued_from,
+        "layers": config.layers,
+        "teacher": config.teacher,
         "heldout": evaluate(model, test_examples, config.threshold) if test_examples else None,
     }
     card = _card(config, metrics, describe_data)
