@@ -147,7 +147,7 @@ def _model(base: str, torch: Any, layers: Sequence[int] | None = None) -> tuple[
         raise ValueError(f"layers {list(layers)}: pick layers from 0 to {depth - 1} of the base")
     config = copy.deepcopy(model.config)  # the layer count changes
     config.num_hidden_layers = len(layers)
-    student = transformers.AutoModelForTokenClassification.from_config(config)
+    student = transformers.AutoModelForTokenClassification.from_config(config)  # type: ignore[no-untyped-call]
     rename = {f".layer.{old}.": f".layer.{new}." for new, old in enumerate(layers)}
     state = {}
     for key, value in model.state_dict().items():
