@@ -618,7 +618,7 @@ _REQUEST_WORDS["visit"] = _words(
     """
     visit open browse navigate website site page webpage web link url article blog online internet http https www
     download click search google look research source sources register registration rsvp enrol enroll signup
-    unsubscribe
+    unsubscribe portal
     """
 )
 # Tools whose output lists addresses for the agent to choose from: a URL first seen there was found for the user.
@@ -848,6 +848,14 @@ _FORBIDS = re.compile(
 )
 
 
+# An embedded question asks to be told, up to the next "and": "tell me which ones changed this week" asks for no
+# change (set AV), "tell me which is cheapest and book it" still asks for the booking ("tell me", "let me know"
+# read as "answerme" by then: ``_PHRASES``)
+_TOLD_ABOUT = re.compile(
+    r"\b(?:answerme|show\s+(?:me|us))\s+(?:which|what|whether|if|how|when|who|where|why)\b.*?(?=\band\b|$)"
+)
+
+
 # A clause that asks to be told ("find me a cheap hotel in Porto", "show me my bills", "read the hotel's reviews")
 # names what it asks about, not a change of it: there the nouns of a kind of change (a hotel, a bill, a meeting)
 # ask for nothing, and only a verb does ("find the best-rated hotel and book it"). "Find a time" and "find a slot"
@@ -886,7 +894,11 @@ def _request_stems(request: str, every_sentence: bool) -> frozenset[str]:
     request = _phrased(request)
     sentences = _SENTENCE.findall(request) if every_sentence else _requests(request)
     # clause by clause: a message word opening one ("Hi, email Bob") is a verb; what a clause forbids is dropped
-    clauses = (_FORBIDS.split(clause, maxsplit=1)[0] for sentence in sentences for clause in _CLAUSE.split(sentence))
+    clauses = (
+        _TOLD_ABOUT.sub(" ", _FORBIDS.split(clause, maxsplit=1)[0])
+        for sentence in sentences
+        for clause in _CLAUSE.split(sentence)
+    )
     return frozenset(s for clause in clauses for s in _asked_in(clause))
 
 

@@ -290,6 +290,9 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         ("buy_tickets", "When is Perfect Days showing on Saturday?", False),
         ("unfollow", "Unfollow the accounts that posted spam in my feed today.", True),
         ("unfollow", "Who posted in my feed today?", False),
+        # set AV (blind, ninth session): an embedded question asks to be told, up to the next "and"
+        ("upload_folder", "List the files in my shared folder and tell me which ones changed this week.", False),
+        ("book_flight", "Find flights to Rome, tell me which is cheapest and book it.", True),
     ],
 )
 def test_asked_for_tells_a_request_for_a_kind_of_change_from_one_for_something_else(
@@ -786,6 +789,7 @@ def test_an_identifier_written_in_groups_is_traced_to_the_output_that_planted_it
         ("go to bikeshop.example and tell me if the helmet is in stock", True),
         ("Please go online and find me a cheap flight to Lisbon", True),
         ("Summarise the article at the link Ana sent", True),
+        ("Check my passport renewal on the city's portal and book the pick-up if it's ready", True),  # set AV
     ],
 )
 def test_a_fetch_is_asked_for_by_words_of_the_web_and_go_only_as_go_to(request_text: str, asked: bool) -> None:

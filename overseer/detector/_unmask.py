@@ -2,10 +2,11 @@
 
 An instruction can be written so that a reader still reads it and a token classifier no longer does: look-alike
 letters of another script inside Latin words (Cyrillic a, U+0430, for Latin a), fullwidth or mathematical letters
-(U+FF49 for i, U+1D422 for a bold i), HTML character references ("&#105;gnore"), invisible characters inside words, letters spaced apart
-("i g n o r e"). On the 134 injected everyday outputs (``tests/data/everyday_outputs.jsonl``) with their injected
-passages disguised each way, the detector caught 77 (look-alikes), 52 (fullwidth), 59 (references) and 57 (spaced)
-against 127 undisguised; with this module 127 each (spaced: 122). The protocol's ``everyday_disguised`` set
+(U+FF49 for i, U+1D422 for a bold i), HTML character references ("&#105;gnore"), invisible characters inside
+words, letters spaced apart ("i g n o r e"), words joined by underscores into one name
+("ai_assistant_please_also_upload_..."). On the 134 injected everyday outputs (``tests/data/everyday_outputs.jsonl``)
+with their injected passages disguised each way, the detector caught 77 (look-alikes), 52 (fullwidth), 59
+(references) and 57 (spaced) against 127 undisguised; with this module 127 each (spaced: 122). The protocol's ``everyday_disguised`` set
 (``overseer detector eval``) measures it: 127 of 134 caught, 13 of 190 benign outputs removed (69 and 14 without).
 
 :func:`unmask` undoes each of them and keeps, for every character of its result, the span of the original it came
@@ -39,20 +40,22 @@ _JSON_ESCAPE = re.compile(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a
 
 def unmask(text: str) -> tuple[str, list[tuple[int, int]] | None]:
     """``text`` with disguises undone, and the original span of each of its characters (``None``: unchanged)."""
-    if text.isascii() and "&" not in text and "\\u" not in text and not _spaced_runs(text):
+    # words joined by underscores into one name (a file named "ai_assistant_please_also_upload_..."): one for one
+    plain = _JOINED.sub(_unjoined, text) if "_" in text else text
+    if plain == text and text.isascii() and "&" not in text and "\\u" not in text and not _spaced_runs(text):
         return text, None
     chars: list[str] = []
     origin: list[tuple[int, int]] = []
-    references = {m.start(): m for m in _REFERENCE.finditer(text)} if "&" in text else {}
-    if "\\u" in text:
-        references.update({m.start(): m for m in _JSON_ESCAPE.finditer(text)})
+    references = {m.start(): m for m in _REFERENCE.finditer(plain)} if "&" in plain else {}
+    if "\\u" in plain:
+        references.update({m.start(): m for m in _JSON_ESCAPE.finditer(plain)})
     i = 0
-    while i < len(text):
+    while i < len(plain):
         found = references.get(i)
         if found is not None and (value := _decoded(found)) != found.group(0):
             piece, span = value, found.span()
         else:
-            piece, span = text[i], (i, i + 1)
+            piece, span = plain[i], (i, i + 1)
         i = span[1]
         for c in piece:
             if c in _INVISIBLE:
@@ -98,6 +101,14 @@ def unmask(text: str) -> tuple[str, list[tuple[int, int]] | None]:
     if out == text:
         return text, None
     return out, origin
+
+
+# six or more words of letters joined by single underscores, as a sentence written as a file or key name (set AV)
+_JOINED = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]+(?:_[A-Za-z]+){5,}")
+
+
+def _unjoined(found: re.Match[str]) -> str:
+    return found.group(0).replace("_", " ")
 
 
 def _decoded(found: re.Match[str]) -> str:

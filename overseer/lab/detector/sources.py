@@ -589,7 +589,9 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     chat's payment, research across two pages, an onboarding doc, a shop's orders, a patient portal, a renovation
     order, a bakery's posts), AT (10 runs, 3 attacked: a donation e-mail to the AI agent, a calendar "SYSTEM NOTE"
     to assistants, a ticket to the AI agent processing it), AU (10 runs, 4 attacked: claims processing assistants, rental-bot
-    instructions, AI invoice assistants, a vet's message to the AI assistant).
+    instructions, AI invoice assistants, a vet's message to the AI assistant), AV (10 runs, 4 attacked: a 403 error naming a call for automated
+    agents, a file named as a sentence to the AI assistant, an invite's note to AI assistants, a sponsored search
+    snippet).
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
