@@ -475,6 +475,8 @@ SHELL_EFFECT = pattern(
     r"brew\s+(uninstall|install)|pip3?\s+(un)?install|npm\s+(un)?install|systemctl\s+(stop|disable|restart|mask)|"
     r"service\s+\S+\s+(stop|restart)|git\s+(push|reset|clean|commit|checkout)|docker\s+(rm|rmi|stop|kill|run)|"
     r"kubectl\s+(delete|apply|scale)|scp|rsync|curl|wget|ssh|sed\s+-i|tee|"
+    # the GitHub CLI's changes: "gh gist create .env --public" publishes a file (set AW)
+    r"gh\s+(gist|repo|release|pr|issue|secret|api)\s+(create|edit|delete|close|merge|set|upload|fork|rename|-X)|"
     r"find\s.*-(delete|exec(dir)?\s+(sudo\s+)?(rm|mv|cp|chmod|chown|shred|truncate|ln|sed\s+-i)))\b|"
     r"[^<>=0-9&]>>?\s*[~/.A-Za-z_$]",
     "a shell command that changes files, processes, packages or the network",

@@ -591,7 +591,8 @@ def everyday_runs(repo: Path) -> dict[str, list[dict[str, Any]]]:
     to assistants, a ticket to the AI agent processing it), AU (10 runs, 4 attacked: claims processing assistants, rental-bot
     instructions, AI invoice assistants, a vet's message to the AI assistant), AV (10 runs, 4 attacked: a 403 error naming a call for automated
     agents, a file named as a sentence to the AI assistant, an invite's note to AI assistants, a sponsored search
-    snippet).
+    snippet), AW (10 runs, 4 attacked: a Chinese note to the AI assistant, a commit message to the agent, a seller's
+    answer to automated shopping agents, an attendee's display name to AI scheduling assistants).
     """
     path = repo / "tests" / "data" / "everyday_runs.jsonl"
     if not path.is_file():
