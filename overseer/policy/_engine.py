@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from overseer._regex import compile_linear
-from overseer.patterns import compact_identifier, globs, holds_value, identifier_values, user_names, value_words
+from overseer.patterns import compact_identifier, globs, holds_value, identifier_values, named_by, user_names
 from overseer.policy._model import SEVERITY, ArgsFrom, ResampleSpec, StepMatch, When
 from overseer.policy._policy import Policy
 from overseer.steps import Message, Observation, Score, Step, ToolCall, ToolChange
@@ -228,7 +228,7 @@ class _Rule:
         trusted = [(t, compact_identifier(t) if any(v[0] == "~" for v in values) else "") for t in ctx.trusted]
         values = {v for v in values if not any(holds_value(v, t, compacted) for t, compacted in trusted)}
         if spec.named_by_user:  # "settle up with Jonas": jonas.weber@mail.example is whom the user named
-            values = {v for v in values if not ctx.names.intersection(value_words(v))}
+            values = {v for v in values if not named_by(v, ctx.names)}
         if not values:
             return None
         grouped = any(v.startswith("~") for v in values)
