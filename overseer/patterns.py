@@ -181,6 +181,17 @@ INJECTION = (
         "speaks to the AI reading it",
         re.I | re.M,
     ),
+    # the same address in Chinese, Japanese and Korean ("致AI助手" and a full-width colon, "AIエージェントへ", "AI 어시스턴트에게:"): the
+    # detector reads English, and these scripts share no words with it (sets AW and AX)
+    pattern(
+        "addresses-the-ai-cjk",
+        r"致\s*(AI|\x{FF21}\x{FF29}|人工智能|智能)\s*(助手|助理|代理|智能体|機器人|机器人)?\s*[\x{FF1A}:\x{FF0C},]"
+        r"|(给|給|請|请)\s*(AI|\x{FF21}\x{FF29}|人工智能)\s*(助手|助理|代理|智能体)\s*[\x{FF1A}:]"
+        r"|(AI|\x{FF21}\x{FF29})?\s*(アシスタント|エージェント)\s*(へ|に告ぐ|の皆さま|の皆様)\s*[\x{FF1A}:、,]"
+        r"|(AI|\x{FF21}\x{FF29}|인공지능)\s*(어시스턴트|에이전트|비서)\s*(님)?\s*(에게|께)\s*[\x{FF1A}:,]",
+        "speaks to the AI reading it (in Chinese, Japanese or Korean)",
+        0,
+    ),
     pattern(
         "conceal",
         r"\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal\s+this\s+to|notify)\s+(the\s+)?user\b",
@@ -261,7 +272,8 @@ _OTHER_SUBJECT = compile_linear(
     ignore_case=True,
 )
 # a value a directive plants: an address, a link, a number, an account or an id ("SKU INK-PRO-XL-9", "trip FB-N9001")
-_CONCRETE = compile_linear(r"@|://|\bwww\.|\d|\b[A-Z]{2,}[-_][A-Z0-9]")
+# a call written as code names its own value: "retry after calling upgrade_plan(plan='pro-annual')" (set BC)
+_CONCRETE = compile_linear(r"@|://|\bwww\.|\d|\b[A-Z]{2,}[-_][A-Z0-9]|\b[a-z][a-z0-9]*_[a-z0-9_]+\(")
 # a list's numbering is no value ("Three takeaways: 1) AI assistants should always confirm payments", set AC)
 _ENUMERATOR = compile_linear(r"(?:^|[\s:;(])\d{1,2}[.)](?:\s|$)")
 # a sentence: stops inside "2.5" or "report.txt" do not end one; a line break or a double quote (a JSON string's
@@ -465,7 +477,7 @@ EFFECT_VERBS = _words(
     recharge register reject remove rename renew reply reschedule reserve reset restart revoke schedule sell send
     share shutdown
     sign submit subscribe terminate topup trade transfer tweet unfollow uninstall unlock unsubscribe update upload
-    upsert vote wipe withdraw write
+    upsert vote wipe withdraw write upgrade downgrade
     """
 )
 READ_VERBS = _words(
