@@ -698,6 +698,11 @@ _CLAUSE = re.compile(r"[,;:()]")
 _AGAIN = _words("order book send pay schedule share invite post submit install upload forward assign activate enable")
 
 
+# "invite" after a determiner is the invitation, not a request to invite
+_INVITE_NOUNS = _words("invite invites")
+_DETERMINERS = _words("the a an this that these those my your his her their our its every each any")
+
+
 def _stems(text: str) -> set[str]:
     out: set[str] = set()
     before = ""
@@ -706,6 +711,10 @@ def _stems(text: str) -> set[str]:
         if word in _MESSAGE_WORDS or word.rstrip("s") in _MESSAGE_WORDS:
             if word in _MESSAGE_WORDS and (not previous or previous in _VERB_LEADS):
                 out.add("message:" + word)
+            continue
+        if word in _INVITE_NOUNS and previous in _DETERMINERS:
+            # "accept the invite" names the invitation (a booking's), it asks to invite no one (set BE)
+            out.add("invitation")
             continue
         forms = {word}
         for suffix in ("ing", "ed", "es", "s", "e", "d"):
@@ -888,6 +897,8 @@ _PHRASES = [
         " order book ",
     ),
     (re.compile(r"\b(?:do|does|did|doing)\s+(?:what|whatever|everything)\b"), " handle "),
+    # "anything from IT I need to act on, and do it" hands the agent the e-mails' requests (set BE)
+    (re.compile(r"\bact\s+(?:on|upon)\b"), " handle "),
     (
         re.compile(
             r"\b(?:the\s+way|as|like)\s+(?:[\w']+\s+){1,3}?(?:says|said|asks|asked|explains|explained|describes"
