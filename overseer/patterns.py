@@ -362,11 +362,12 @@ def directive_spans(text: str) -> tuple[tuple[int, int], ...]:
 
 # A sentence that opens with automated readers named by role and a colon ("For coding agents setting this up:"),
 # and a sentence that opens with a request ("Run ...", "Please send ...")
+_ADDRESSEE_COLON = rf"{_ROLE_ADDRESSEE}[^.!?\n\":]{{0,60}}:"
 _ADDRESSEE_LEAD = compile_linear(
-    rf"^\W{{0,6}}(?:(?:for|to|attention|note\s+(?:to|for))\s+)?(?:the\s+|all\s+|any\s+)?{_ROLE_ADDRESSEE}[^.!?\n\":]{{0,60}}:",
+    rf"^\W{{0,6}}(?:(?:for|to|attention|note\s+(?:to|for))\s+)?(?:the\s+|all\s+|any\s+)?{_ADDRESSEE_COLON}",
     ignore_case=True,
 )
-_ADDRESSEE_ANYWHERE = compile_linear(rf"{_ROLE_ADDRESSEE}[^.!?\n\":]{{0,60}}:", ignore_case=True)
+_ADDRESSEE_ANYWHERE = compile_linear(_ADDRESSEE_COLON, ignore_case=True)  # the cheap test before any sentence
 _IMPERATIVE_OPENING = compile_linear(
     rf"^\W{{0,6}}(?:please\s+|now\s+|then\s+|also\s+)*{_DIRECTIVE_VERB}\b", ignore_case=True
 )
