@@ -14,7 +14,7 @@ from overseer.cli._common import console, fail, handle_errors
 
 __all__ = ["detector_group"]
 
-_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h,everyday_i,everyday_j,everyday_k,everyday_l,everyday_calls_a_c,everyday_calls_d_l,everyday_disguised,everyday_runs_m,everyday_runs_n,everyday_runs_o,everyday_runs_p,everyday_runs_q,everyday_runs_r,everyday_runs_s,everyday_runs_t,everyday_runs_u,everyday_runs_v,everyday_runs_w,everyday_runs_x,everyday_runs_y,everyday_runs_z,everyday_runs_aa,everyday_runs_ab,everyday_runs_ac,everyday_runs_ad,everyday_runs_ae,everyday_runs_af,everyday_runs_ag,everyday_runs_ah,everyday_runs_ai,everyday_runs_aj,everyday_runs_ak,everyday_runs_al,everyday_runs_am,everyday_runs_an,everyday_runs_ao,everyday_runs_ap,everyday_runs_aq,everyday_runs_ar,everyday_runs_as,everyday_runs_at,everyday_runs_au,everyday_runs_av,everyday_runs_aw,everyday_runs_ax,everyday_runs_ay,everyday_runs_az,everyday_runs_ba,everyday_runs_bb,everyday_runs_bc,everyday_runs_bd,everyday_runs_be,everyday_runs_bf,everyday_runs_bg,everyday_runs_bh,everyday_runs_bi,everyday_runs_bj,everyday_runs_bk"
+_SOURCES = "injecagent,bipia,spikee,tasktracker,llmail,tooltalk,tau_bench,asb,probes,everyday_a,everyday_b,everyday_c,everyday_d,everyday_e,everyday_f,everyday_g,everyday_h,everyday_i,everyday_j,everyday_k,everyday_l,everyday_calls_a_c,everyday_calls_d_l,everyday_disguised,everyday_runs_m,everyday_runs_n,everyday_runs_o,everyday_runs_p,everyday_runs_q,everyday_runs_r,everyday_runs_s,everyday_runs_t,everyday_runs_u,everyday_runs_v,everyday_runs_w,everyday_runs_x,everyday_runs_y,everyday_runs_z,everyday_runs_aa,everyday_runs_ab,everyday_runs_ac,everyday_runs_ad,everyday_runs_ae,everyday_runs_af,everyday_runs_ag,everyday_runs_ah,everyday_runs_ai,everyday_runs_aj,everyday_runs_ak,everyday_runs_al,everyday_runs_am,everyday_runs_an,everyday_runs_ao,everyday_runs_ap,everyday_runs_aq,everyday_runs_ar,everyday_runs_as,everyday_runs_at,everyday_runs_au,everyday_runs_av,everyday_runs_aw,everyday_runs_ax,everyday_runs_ay,everyday_runs_az,everyday_runs_ba,everyday_runs_bb,everyday_runs_bc,everyday_runs_bd,everyday_runs_be,everyday_runs_bf,everyday_runs_bg,everyday_runs_bh,everyday_runs_bi,everyday_runs_bj,everyday_runs_bk,everyday_runs_bl"
 
 
 @click.group("detector")
@@ -49,6 +49,8 @@ def detector_group() -> None:
               help="How many texts with forged consent, pleas to whoever manages, bare orders, gates, or the same voices to people (an eleventh round).")  # fmt: skip
 @click.option("--roles", type=int, default=0, show_default=True,
               help="How many texts with instructions to software named by its job, or the same words for people (a twelfth round).")  # fmt: skip
+@click.option("--machine", type=int, default=0, show_default=True,
+              help="How many command-line outputs, forwarded mails and example prompts, half with a passage (a fourteenth round).")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="JSON Lines (.gz) of documents.")
 @handle_errors
 def data(
@@ -66,6 +68,7 @@ def data(
     requirements: int,
     voices: int,
     roles: int,
+    machine: int,
     out: Path,
 ) -> None:
     """Write the training documents (composed + the training parts of the public corpora)."""
@@ -86,6 +89,7 @@ def data(
         requirements=requirements,
         voices=voices,
         roles=roles,
+        machine=machine,
     )
     opener: Any = gzip.open if out.suffix == ".gz" else open
     with opener(out, "wt", encoding="utf-8") as handle:
