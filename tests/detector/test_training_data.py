@@ -367,3 +367,28 @@ def test_roles_address_software_by_its_job_and_the_same_addresses_to_people_are_
     plain = " ".join(d["text"] for d in benign)
     for words in ("Attention ", "Reminder for ", "sync every 15 minutes", "released:"):
         assert words in plain, words
+
+
+def test_machine_text_puts_passages_where_an_attacker_writes_and_keeps_tool_hints_benign() -> None:
+    from overseer.lab.detector.machine_text import machine_text
+
+    docs = list(machine_text(600, seed=3))
+    assert docs == list(machine_text(600, seed=3))
+    assert {d["carrier"] for d in docs} == {"machine-cli", "machine-mail", "machine-prompts"}
+    injected = [d for d in docs if d["spans"]]
+    benign = [d for d in docs if not d["spans"]]
+    assert 0.4 < len(injected) / len(docs) < 0.6
+    for doc in injected:
+        ((start, end),) = doc["spans"]
+        passage = doc["text"][start:end]
+        assert passage == passage.strip() and len(passage) > 20, passage
+        # the span is the passage, never the tool's own lines around it
+        for own in ("remote: Create a pull request", "Forwarded message", "What's next:", "npm notice", "Try telling"):
+            assert own not in passage, passage
+    # every kind of carrier is shown benign as often as injected: the hints, headers and prompts are no tell
+    plain = " ".join(d["text"] for d in benign)
+    for words in ("remote: Create a pull request for", "---------- Forwarded message ---------", "docker scout",
+                  "Begin forwarded message:", "wrote:\n> ", "Example prompts", "hint: "):  # fmt: skip
+        assert words in plain, words
+    # the same carriers also carry passages that name no AI ("whoever processes this message next")
+    assert any("Whoever processes this message next:" in d["text"][a:b] for d in injected for a, b in d["spans"])

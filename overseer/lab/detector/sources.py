@@ -51,6 +51,7 @@ from typing import Any
 from overseer.lab.detector.about_ai import about_ai as texts_about_ai
 from overseer.lab.detector.compose import Doc, _sentences, compose, goal, injection
 from overseer.lab.detector.goals import goals as goal_pairs
+from overseer.lab.detector.machine_text import machine_text
 from overseer.lab.detector.notices import notices as service_notices
 from overseer.lab.detector.receipts import receipts as tool_receipts
 from overseer.lab.detector.records import records as structured_records
@@ -170,6 +171,7 @@ def training_docs(
     requirements: int = 0,
     voices: int = 0,
     roles: int = 0,
+    machine: int = 0,
 ) -> list[Doc]:
     """The detector's training documents (see the module docstring), shuffled, deterministic for a seed.
 
@@ -187,7 +189,9 @@ def training_docs(
     manages an account, bare orders in posts, gates, games and asides to an AI reader, against the same voices
     speaking to people (:mod:`overseer.lab.detector.voices`, an eleventh round) and ``roles``: instructions to
     software named by its job, against the same addresses to people and the same names as a topic
-    (:mod:`overseer.lab.detector.roles`, a twelfth round);
+    (:mod:`overseer.lab.detector.roles`, a twelfth round) and ``machine``: what command-line tools and their servers
+    print, forwarded and quoted mail, example prompts and notes to self, half with a passage where an attacker
+    controls the text (:mod:`overseer.lab.detector.machine_text`, a fourteenth round);
     with all five 0 the first round's set is what comes back, with ``requests=0 goals=0 records=0`` the second's,
     with ``goals=0 records=0`` the third's, with ``records=0`` the fourth's, with the defaults the fifth's.
     """
@@ -242,6 +246,7 @@ def training_docs(
     docs.extend(service_requirements(requirements, seed=seed))
     docs.extend(composed_voices(voices, seed=seed))
     docs.extend(software_roles(roles, seed=seed))
+    docs.extend(machine_text(machine, seed=seed))
     r.shuffle(docs)
     return docs
 
