@@ -1013,8 +1013,7 @@ def asked_for(tool: str, verb: str, request: str, *, family: str | None = None) 
         # Netflix subscription": cancel_subscription, set Y), or for a move of what it removes, or by its family's
         # words but those that make something: "block two hours for deep work" books, it cancels nothing (set BN);
         # "lock down the Tax folder, only me from now on" revokes (set Y)
-        wanted = (_REQUEST_STEMS[family] - _MAKING_STEMS) | _REQUEST_STEMS["remove"] | _MOVE_STEMS | _DELEGATION_STEMS
-        return bool(stems & wanted or verb in stems)
+        return bool(stems & _REMOVAL_ASKS[family] or verb in stems)
     if family == "communicate" and any(s.startswith("message:") for s in stems):
         return True
     if stems & (_REQUEST_STEMS[family] | _DELEGATION_STEMS) or verb in stems:
@@ -1040,6 +1039,11 @@ _MAKING_STEMS = frozenset(
 _MOVE_STEMS = frozenset(_stems("reschedule move postpone delay shift rebook change update edit switch")) - frozenset(
     _stems("book schedule")
 )
+# what asks for a removal by a tool of each family, computed once (``asked_for`` runs on every call)
+_REMOVAL_ASKS = {
+    family: (stems - _MAKING_STEMS) | _REQUEST_STEMS["remove"] | _MOVE_STEMS | _DELEGATION_STEMS
+    for family, stems in _REQUEST_STEMS.items()
+}
 
 
 # What an answer says the agent changed, by family (as ``effect_family``'s): "I have transferred", "I've sent", "the
