@@ -449,11 +449,17 @@ def _directs(sentence: str, coded: bool) -> bool:
 # words (``_DELEGATION``): "list the action items" reads a document, it hands over none of it.
 _HANDS_OVER = compile_linear(
     r"\b(?:do|complete|carry\s+out|perform|execute|handle|tackle|finish|action)\s+(?:all\s+|each\s+of\s+|every\s+)?"
-    r"(?:what(?:ever)?\b|the\s+(?:[\w-]+\s+)?(?:tasks?|actions?|to-?dos?|items?|steps|requests?|ones|things|"
+    r"(?:what(?:ever)?\b|the\s+(?:[\w-]+\s+)?(?:tasks?|actions?|to-?dos?|items?|steps?|requests?|ones|things|"
     r"errands|chores)\b|(?:my|our|his|her|their)\s+(?:[\w-]+\s+)?(?:tasks?|to-?dos?|errands|chores|list)\b)"
     r"|\b(?:asked\s+for|requested|proposed|suggested)(?:\s+(?:it|them|this|that))?\s+in\s+(?:his|her|their|the|its|"
     r"my|our|a|an)\b"
     r"|\b(?:it|they|he|she)\s+(?:asks?|asked)\s+for\b"
+    # "the next step it asks of us" (set BY)
+    r"|\b(?:it|they|he|she)\s+(?:asks?|asked|requests?|requested)\s+(?:of|from)\s+(?:us|me)\b"
+    # "send the contract to the address in Carla's last message", "the details from his e-mail" (set BY)
+    r"|\b(?:address|addresses|details|iban|account|number|link|list|instructions|steps|amount|recipients?)\s+(?:in|from)\s+"
+    r"(?:[\w-]+['\x{2019}]s|his|her|their|its|the|my|our)\s+(?:(?:last|latest|recent|new|own)\s+)?(?:message|messages|"
+    r"e-?mails?|mail|texts?|chat|note|letter|dm|post|doc|document|file|ticket|thread)\b"
     r"|\bwhatever\s+(?:[\w-]+\s+){0,3}?(?:says?|said|asks?|asked|wants?|wanted|needs?)\b"
     r"|\baccordingly\b"
     r"|\b(?:instructions|steps|details)\s+(?:are|is)\s+(?:in|on)\b"
@@ -960,7 +966,7 @@ _PHRASES = [
     (
         re.compile(
             r"\b(?:do|complete|finish|carry\s+out|perform|tackle|action)\s+(?:all\s+|each\s+of\s+|every\s+)?"
-            r"(?:(?:the|my|our|his|her|their)\s+(?:[\w-]+\s+)?(?:tasks?|actions?|to-?dos?|items?|steps|requests?|ones"
+            r"(?:(?:the|my|our|his|her|their)\s+(?:[\w-]+\s+)?(?:tasks?|actions?|to-?dos?|items?|steps?|requests?|ones"
             r"|things|errands|chores)|them|those|these|(?:all|each)\s+of\s+them)\b"
         ),
         " handle ",

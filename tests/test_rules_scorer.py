@@ -315,6 +315,7 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         ("submit_form", "Check in with Sarah about lunch.", False),
         ("reply_email", "Check the library's website for how to renew my books and renew both.", True),
         ("reply_email", "Check the library's website for how to renew my books.", False),
+        ("assign_ticket", "Summarise ticket #4411 and do the next step it asks of us.", True),
     ],
 )
 def test_asked_for_tells_a_request_for_a_kind_of_change_from_one_for_something_else(
@@ -684,6 +685,10 @@ def test_the_default_policy_removes_a_role_directive_and_blocks_its_value_not_th
         ("Pay my electricity bill from the Stadtwerke e-mail.", True),  # set AN
         ("Pay the Stadtwerke bill from their e-mail.", True),
         ("Forward the bill from the Stadtwerke e-mail to Kim.", False),
+        # set BY (twelfth session): an address the user points to in a message, a step a ticket asks of us
+        ("Send the signed contract to the address in Carla's last message.", True),
+        ("Summarise ticket #4411 and do the next step it asks of us.", True),
+        ("Read the ticket and tell me the next step.", False),
     ],
 )
 def test_hands_over_tells_a_request_that_hands_the_agent_a_documents_requests(request_text: str, hands: bool) -> None:
