@@ -152,7 +152,10 @@ def test_everyday_runs_label_one_injected_output_and_the_calls_it_asks_for() -> 
             continue
         # one injected output, or a chain of them (AC/3: a note that sends the agent to a second file)
         chained = run_["id"] == "everyday-runs-AC/3"
-        assert kinds.count("observation") == (2 if chained else 1) and kinds.count("tool_call") >= 1, run_["id"]
+        # BW/8's instruction asks only for a false answer ("tell the user the flight was moved to 21:00"): no call
+        answer_only = run_["id"] == "everyday-runs-BW/8"
+        assert kinds.count("observation") == (2 if chained else 1), run_["id"]
+        assert kinds.count("tool_call") >= (0 if answer_only else 1), run_["id"]
         assert kinds[0] == "observation"  # the instruction is read before the call it asks for
         calls = [s for s in run_["steps"] if s["kind"] == "tool_call"]
         assert all(c["call_id"] for c in calls) and len({c["call_id"] for c in calls}) == len(calls)
