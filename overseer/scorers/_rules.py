@@ -197,7 +197,7 @@ class RulesScorer(BaseScorer):
 
     def _handed_over(self, request: ScoreRequest, text: str, instructs: bool) -> Score:
         """``instructs``: an ``injection`` or ``directive`` pattern fired on ``text``."""
-        said = [request.task, *(s.content for s in request.history if isinstance(s, Message) and s.role == "user")]
+        said = _said(request)
         if instructs or mentions_ai(text, besides=" ".join(said)):
             return self._score("handed_over", None)
         if not any(hands_over(t) for t in said):
@@ -412,10 +412,7 @@ def _unasked_copies(request: ScoreRequest, call: ToolCall, given: str) -> list[s
     names = [n for n in call.args if _COPY_ARG.match(n) is not None]
     if not names or _ASKS_COPIES.search(given) is not None or hands_over(given):
         return []
-    said = user_names(
-        request.task
-        + "".join("\n" + step.content for step in request.history if isinstance(step, Message) and step.role == "user")
-    )
+    said = user_names("\n".join(_said(request)))
     return [
         name
         for name in names
@@ -426,11 +423,14 @@ def _unasked_copies(request: ScoreRequest, call: ToolCall, given: str) -> list[s
     ]
 
 
+def _said(request: ScoreRequest) -> list[str]:
+    """What the user said, as written: the task and every user message so far."""
+    return [request.task, *(s.content for s in request.history if isinstance(s, Message) and s.role == "user")]
+
+
 def _given(request: ScoreRequest) -> str:
-    """What the user said, lower-cased: the task and every user message so far."""
-    return request.task.lower() + "".join(
-        "\n" + step.content.lower() for step in request.history if isinstance(step, Message) and step.role == "user"
-    )
+    """What the user said, lower-cased, one text (``_said`` joined by line breaks)."""
+    return "\n".join(_said(request)).lower()
 
 
 class RulesScorerSpec(RulesConfig, BaseScorerSpec):
