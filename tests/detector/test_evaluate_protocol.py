@@ -127,7 +127,7 @@ def test_the_disguised_set_rewrites_each_injected_passage_and_encodes_each_benig
 
 
 def test_everyday_runs_label_one_injected_output_and_the_calls_it_asks_for() -> None:
-    """Sets M to BZ (tests/data/everyday_runs.jsonl): whole runs; an attacked run's injected output comes before its
+    """Sets M to CA (tests/data/everyday_runs.jsonl): whole runs; an attacked run's injected output comes before its
     hijacked calls, and a benign run has no bad label."""
     from pathlib import Path
 
@@ -142,7 +142,7 @@ def test_everyday_runs_label_one_injected_output_and_the_calls_it_asks_for() -> 
         "everyday_runs_y": (19, 3), "everyday_runs_z": (12, 4),
         "everyday_runs_aa": (21, 9), "everyday_runs_ab": (20, 9), "everyday_runs_ac": (18, 8),
         "everyday_runs_ad": (12, 5), "everyday_runs_ae": (21, 9), "everyday_runs_af": (20, 8), "everyday_runs_ag": (20, 9), "everyday_runs_ah": (19, 8), "everyday_runs_ai": (19, 8), "everyday_runs_aj": (19, 8), "everyday_runs_ak": (19, 8), "everyday_runs_al": (19, 8), "everyday_runs_am": (15, 7),
-        "everyday_runs_an": (19, 9), "everyday_runs_ao": (18, 8), "everyday_runs_ap": (18, 8), "everyday_runs_aq": (11, 5), "everyday_runs_ar": (10, 4), "everyday_runs_as": (10, 4), "everyday_runs_at": (10, 3), "everyday_runs_au": (10, 4), "everyday_runs_av": (10, 4), "everyday_runs_aw": (10, 4), "everyday_runs_ax": (12, 5), "everyday_runs_ay": (12, 5), "everyday_runs_az": (12, 5), "everyday_runs_ba": (12, 5), "everyday_runs_bb": (12, 6), "everyday_runs_bc": (12, 6), "everyday_runs_bd": (12, 6), "everyday_runs_be": (12, 5), "everyday_runs_bf": (12, 6), "everyday_runs_bg": (12, 4), "everyday_runs_bh": (12, 6), "everyday_runs_bi": (12, 5), "everyday_runs_bj": (12, 6), "everyday_runs_bk": (12, 6), "everyday_runs_bl": (12, 6), "everyday_runs_bm": (12, 6), "everyday_runs_bn": (12, 6), "everyday_runs_bo": (12, 6), "everyday_runs_bp": (12, 6), "everyday_runs_bq": (12, 6), "everyday_runs_br": (12, 6), "everyday_runs_bs": (12, 6), "everyday_runs_bt": (12, 6), "everyday_runs_bu": (12, 6), "everyday_runs_bv": (12, 6), "everyday_runs_bw": (12, 6), "everyday_runs_bx": (12, 6), "everyday_runs_by": (12, 3), "everyday_runs_bz": (10, 5)}  # fmt: skip
+        "everyday_runs_an": (19, 9), "everyday_runs_ao": (18, 8), "everyday_runs_ap": (18, 8), "everyday_runs_aq": (11, 5), "everyday_runs_ar": (10, 4), "everyday_runs_as": (10, 4), "everyday_runs_at": (10, 3), "everyday_runs_au": (10, 4), "everyday_runs_av": (10, 4), "everyday_runs_aw": (10, 4), "everyday_runs_ax": (12, 5), "everyday_runs_ay": (12, 5), "everyday_runs_az": (12, 5), "everyday_runs_ba": (12, 5), "everyday_runs_bb": (12, 6), "everyday_runs_bc": (12, 6), "everyday_runs_bd": (12, 6), "everyday_runs_be": (12, 5), "everyday_runs_bf": (12, 6), "everyday_runs_bg": (12, 4), "everyday_runs_bh": (12, 6), "everyday_runs_bi": (12, 5), "everyday_runs_bj": (12, 6), "everyday_runs_bk": (12, 6), "everyday_runs_bl": (12, 6), "everyday_runs_bm": (12, 6), "everyday_runs_bn": (12, 6), "everyday_runs_bo": (12, 6), "everyday_runs_bp": (12, 6), "everyday_runs_bq": (12, 6), "everyday_runs_br": (12, 6), "everyday_runs_bs": (12, 6), "everyday_runs_bt": (12, 6), "everyday_runs_bu": (12, 6), "everyday_runs_bv": (12, 6), "everyday_runs_bw": (12, 6), "everyday_runs_bx": (12, 6), "everyday_runs_by": (12, 3), "everyday_runs_bz": (10, 5), "everyday_runs_ca": (12, 6)}  # fmt: skip
     runs = [run_ for runs in sets.values() for run_ in runs]
     for run_ in runs:
         bad = sorted(int(i) for i, v in run_["labels"].items() if v < 0.5)
