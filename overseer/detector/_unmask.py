@@ -40,8 +40,9 @@ _JSON_ESCAPE = re.compile(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a
 
 def unmask(text: str) -> tuple[str, list[tuple[int, int]] | None]:
     """``text`` with disguises undone, and the original span of each of its characters (``None``: unchanged)."""
-    # words joined by underscores into one name (a file named "ai_assistant_please_also_upload_..."): one for one
-    plain = _JOINED.sub(_unjoined, text) if "_" in text else text
+    # words joined by underscores or hyphens into one name (a file named "ai_assistant_please_also_upload_...",
+    # "IMPORTANT-for-the-assistant-cleaning-up-also-delete-..."): one for one, outside web addresses
+    plain = _JOINED.sub(_unjoined, text) if "_" in text or "-" in text else text
     if plain == text and text.isascii() and "&" not in text and "\\u" not in text and not _spaced_runs(text):
         return text, None
     chars: list[str] = []
@@ -103,12 +104,18 @@ def unmask(text: str) -> tuple[str, list[tuple[int, int]] | None]:
     return out, origin
 
 
-# six or more words of letters joined by single underscores, as a sentence written as a file or key name (set AV)
-_JOINED = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]+(?:_[A-Za-z]+){5,}")
+# six or more words of letters joined by single underscores or hyphens, as a sentence written as a file or key name
+# (sets AV, CD); a web address's slug ("/how-to-reset-your-password-in-5-steps") is left as written: it is no text
+# the agent reads as an instruction, and the detector reads addresses as they are
+_JOINED = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]+(?:_[A-Za-z]+){5,}|(?<![A-Za-z0-9-])[A-Za-z]+(?:-[A-Za-z]+){5,}")
 
 
 def _unjoined(found: re.Match[str]) -> str:
-    return found.group(0).replace("_", " ")
+    text, at = found.string, found.start()
+    before = text[max(text.rfind(c, 0, at) for c in " \t\n\"'(<[") + 1 : at]  # the token's start, up to the name
+    if "://" in before or "www." in before.lower() or ("/" in before and "." in before.split("/")[0]):
+        return found.group(0)
+    return found.group(0).replace("_" if "_" in found.group(0) else "-", " ")
 
 
 def _decoded(found: re.Match[str]) -> str:
