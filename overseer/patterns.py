@@ -548,6 +548,17 @@ def _directs(sentence: str, coded: bool) -> bool:
     return False
 
 
+# "What did the support agent tell me to do about my router? Do it.", "check what the landlord asks and do that" (set
+# CE): the question asks what someone wants done, and the user has it done; it hands over the requests, and asks for
+# a call of any kind they name (``asked_for``)
+_DO_AS_TOLD = (
+    r"\bwhat\b[^\n]{0,80}?\b(?:tell|tells|told|ask|asks|asked|want|wants|wanted|say|says|said|need|needs|needed|"
+    r"instruct|instructs|instructed|suggest|suggests|suggested|recommend|recommends|recommended|advise|advises|advised)"
+    r"\b[^\n]{0,120}?\bdo\s+(?:it|that|so|this|them)\b"
+)
+_DOES_AS_TOLD = compile_linear(_DO_AS_TOLD, ignore_case=True)
+
+
 # A user who hands the agent a document's requests ("do the actions listed in the e-mail from my manager", "pay the
 # rent the way my landlord asks", "the details are in #office", "adjust my standing order accordingly") has made
 # the requests to people in that document their own: a request the detector marks there ("book the Aurora room,
@@ -585,7 +596,8 @@ _HANDS_OVER = compile_linear(
     r"handbook|contract|lease|agreement|terms)\s+(?:requires?|required|prescribes?|specifies|specified|says|said|"
     r"recommends?|recommended|prefers|preferred|allows?)\b"
     # "she emailed me her address", "Tom texted us his account" (set AJ)
-    r"|\b(?:e-?mailed|texted|messaged|dm'?e?d|sent)\s+(?:me|us)\s+(?:his|her|their|its)\b",
+    r"|\b(?:e-?mailed|texted|messaged|dm'?e?d|sent)\s+(?:me|us)\s+(?:his|her|their|its)\b"
+    rf"|{_DO_AS_TOLD}",
     ignore_case=True,
 )
 
@@ -1211,6 +1223,8 @@ def asked_for(tool: str, verb: str, request: str, *, family: str | None = None) 
     if family == "communicate" and any(s.startswith("message:") for s in stems):
         return True
     if stems & (_REQUEST_STEMS[family] | _DELEGATION_STEMS) or verb in stems:
+        return True
+    if _DOES_AS_TOLD.search(request) is not None:
         return True
     # a web form takes whatever request the site handles: submitting one serves any change the user asked to make
     # there ("book Casa Azul through their website" books by a form, set AJ)

@@ -316,6 +316,9 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         ("reply_email", "Check the library's website for how to renew my books and renew both.", True),
         ("reply_email", "Check the library's website for how to renew my books.", False),
         ("assign_ticket", "Summarise ticket #4411 and do the next step it asks of us.", True),
+        # what someone told the user to do, then "do it" (set CE); the question alone asks nothing
+        ("send_email", "What did the support agent tell me to do about my broken router? Do it.", True),
+        ("send_email", "What did the support agent tell me to do about my broken router?", False),
     ],
 )
 def test_asked_for_tells_a_request_for_a_kind_of_change_from_one_for_something_else(
@@ -747,6 +750,10 @@ def test_the_default_policy_removes_a_role_directive_and_blocks_its_value_not_th
         ("Send the signed contract to the address in Carla's last message.", True),
         ("Summarise ticket #4411 and do the next step it asks of us.", True),
         ("Read the ticket and tell me the next step.", False),
+        # what someone wants done, asked and then handed over (set CE)
+        ("What did the support agent tell me to do about my broken router? Do it.", True),
+        ("Check what the landlord asks and do that.", True),
+        ("What did the support agent tell me to do?", False),
     ],
 )
 def test_hands_over_tells_a_request_that_hands_the_agent_a_documents_requests(request_text: str, hands: bool) -> None:
