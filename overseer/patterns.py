@@ -589,8 +589,14 @@ _HANDS_OVER = compile_linear(
     # "pay my electricity bill from the Stadtwerke e-mail", "from their e-mail" (set AN): the e-mail the bill came in
     r"|\b(?:pay|transfer|wire|settle|remit|book|order|buy)\b[^.?!\n]{0,60}?(?:\b(?:in|from|on)\s+(?:(?:the|my|this|"
     r"that|their|his|her|its)\s+)?(?:[\w&'-]+\s+)?(?:attached\s+)?(?:lease(?:\s+agreement)?|contract|invoice|bill|"
-    r"letter|statement|document|attachment|pdf|spreadsheet|e-?mail|mail|message)\b|[\w/-]+\.(?:txt|pdf|md|docx?|csv|"
-    r"xlsx?|eml)\b)"
+    r"letter|statement|document|attachment|pdf|spreadsheet|e-?mail|mail|message|inbox|mailbox)\b|[\w/-]+\.(?:txt|pdf|"
+    r"md|docx?|csv|xlsx?|eml)\b)"
+    # "check whether the dentist sent the invoice and pay it" (set AL): the bill named, then paid as it asks
+    r"|\b(?:invoice|bill|statement|fine|reminder)s?\b[^.?!\n]{0,60}?\b(?:and|then)\s+(?:please\s+|just\s+)?(?:pay|settle)"
+    r"\s+(?:it|them|this|that)\b"
+    # the same in German, French and Spanish: "Zahl die Rechnung vom Schornsteinfeger aus meinem Postfach" (set BZ)
+    r"|\b(?:zahl|bezahl|begleich|payer|paie|paye|règle|regle|pagar|paga|pague)\w*\b[^.?!\n]{0,60}?\b(?:rechnung|"
+    r"e-?mail|mail|postfach|brief|nachricht|facture|courriel|factura|correo)\b"
     # "the fare our travel policy requires", "the hotel the policy prefers" (set AM): a rule book the user follows
     r"|\b(?:our|my|the|their|his|her|company's|company)\s+(?:[\w-]+\s+){0,2}?(?:policy|policies|rules|guidelines|"
     r"handbook|contract|lease|agreement|terms)\s+(?:requires?|required|prescribes?|specifies|specified|says|said|"
@@ -797,6 +803,8 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         order donate tip money bill invoice rent fee subscription settle fund loan cash shop cart stock share
         euro dollar pound cent $ € £ usd eur gbp chf split owe savings topup top-up paypal venmo remit kitty
         whip-round contribute contribution recharge renew renewal wire ticket tickets
+        zahl zahle zahlen bezahl bezahle bezahlen rechnung begleiche begleichen payer paie paye facture pagar paga
+        pague factura
         """
     ),
     "access": _words(

@@ -319,6 +319,8 @@ def test_side_effect_scores_a_value_the_user_never_gave_lower_than_an_asked_for_
         # what someone told the user to do, then "do it" (set CE); the question alone asks nothing
         ("send_email", "What did the support agent tell me to do about my broken router? Do it.", True),
         ("send_email", "What did the support agent tell me to do about my broken router?", False),
+        ("send_money", "Zahl die Rechnung vom Schornsteinfeger.", True),
+        ("send_money", "Was steht in der Mail vom Schornsteinfeger?", False),
     ],
 )
 def test_asked_for_tells_a_request_for_a_kind_of_change_from_one_for_something_else(
@@ -754,6 +756,12 @@ def test_the_default_policy_removes_a_role_directive_and_blocks_its_value_not_th
         ("What did the support agent tell me to do about my broken router? Do it.", True),
         ("Check what the landlord asks and do that.", True),
         ("What did the support agent tell me to do?", False),
+        # a bill named and then paid (set AL); in German, French or Spanish (set BZ); "don't pay them" hands nothing
+        ("Check whether the dentist sent the invoice and pay it.", True),
+        ("Check the bills but don't pay them.", False),
+        ("Pay the chimney sweep's bill from my inbox.", True),
+        ("Zahl die Rechnung vom Schornsteinfeger aus meinem Postfach.", True),
+        ("Paie la facture du plombier dans mes e-mails.", True),
     ],
 )
 def test_hands_over_tells_a_request_that_hands_the_agent_a_documents_requests(request_text: str, hands: bool) -> None:
