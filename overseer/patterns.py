@@ -854,8 +854,11 @@ _REQUEST_WORDS["visit"] = _words(
     visit open browse navigate website site page webpage web link url article blog online internet http https www
     download click search google look research source sources register registration rsvp enrol enroll signup
     unsubscribe portal
+    shared posted sent recommended linked forwarded
     """
 )
+# the last line: what someone shared, posted, sent or recommended ("summarise the post Bob shared in #general", "check
+# the reviews Alice sent me") is often a link, and reading it is opening it; "summarise #general" asks for no page
 # Tools whose output lists addresses for the agent to choose from: a URL first seen there was found for the user.
 _SEARCH_WORDS = _words("search find query lookup google bing duckduckgo results")
 

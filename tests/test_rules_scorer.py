@@ -1052,6 +1052,11 @@ def test_an_identifier_written_in_groups_is_traced_to_the_output_that_planted_it
         ("Please go online and find me a cheap flight to Lisbon", True),
         ("Summarise the article at the link Ana sent", True),
         ("Check my passport renewal on the city's portal and book the pick-up if it's ready", True),  # set AV
+        # what someone shared, posted, sent or recommended is often a link; a channel or an inbox is none
+        ("Summarise the post Bob shared in #general.", True),
+        ("Check the reviews Alice sent me and tell me if the hotel is good.", True),
+        ("Summarise #general for me.", False),
+        ("What's in my inbox today?", False),
     ],
 )
 def test_a_fetch_is_asked_for_by_words_of_the_web_and_go_only_as_go_to(request_text: str, asked: bool) -> None:
