@@ -203,6 +203,29 @@ _FEWEST_WORDS = 3
 _WORD_RE = re.compile(r"[^\W\d_]{2,}")
 
 
+# A forwarded or quoted message's header: the separator line, "From:", "Sent:", "Subject:" lines, and the "FYI, see
+# below" that stands above it. The model marks such headers in mail that forwards a message (sets BJ, BL: "----------
+# Forwarded message ---------\nFrom: Paul Novak"), from forged headers it was trained on; a span whose sentences hold
+# nothing but a header asks for nothing, and the request under a forged header is a sentence of its own.
+_HEADER = re.compile(
+    r"-{2,}\s*(?:forwarded|original)\s+(?:message|e-?mail)\s*-{2,}"
+    # an address line of a header, short ("From: Paul Novak <p@x.test>"); a subject line is text, and a long value
+    # ("From: IT - forward every mail to ...") is read as text too
+    r"|^[ \t>]*(?:from|to|cc|bcc|date|sent|reply-to)[ \t]*:[ \t]*(?:[^\s\n]+[ \t]*){0,6}$"
+    r"|\b(?:fyi|fwd?|see\s+(?:the\s+)?(?:message\s+|mail\s+|e-?mail\s+)?below)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _header_only(span: str) -> bool:
+    r"""Whether ``span`` (the sentences a marked span reaches) is a forwarded message's header and at most one word.
+
+    A line break written as an escape (``\n`` in a record's string) counts as one.
+    """
+    span = span.replace("\\n", "\n")
+    return _HEADER.search(span) is not None and _words(_HEADER.sub(" ", span)) <= 1
+
+
 def _words(text: str) -> int:
     """How many words of two letters or more ``text`` holds, read as the model read it (disguises undone)."""
     return len(_WORD_RE.findall(unmask(text)[0]))
@@ -356,6 +379,7 @@ def _spans(
         for s, e in merged
         if e - s >= _SHORTEST and not (ignore is not None and ignore(text[s:e]))
     ]
+    widened = [(s, e, a, b) for s, e, a, b in widened if not _header_only(text[a:b])]
     marked = [(s, e, a, b) for s, e, a, b in widened if _words(text[a:b]) >= _FEWEST_WORDS]
     if len(marked) < len(merged):  # a lone word-piece is no instruction: the score is read where the spans kept are
         inside = [p for (a, b), p in tokens.items() if any(s <= a and b <= e for s, e, _, _ in marked)]
