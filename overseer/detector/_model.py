@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from overseer._minilm import minilm_path
+from overseer._regex import compile_linear
 from overseer._threads import settle_heap
 from overseer.detector._unmask import unmask
 
@@ -207,13 +208,15 @@ _WORD_RE = re.compile(r"[^\W\d_]{2,}")
 # below" that stands above it. The model marks such headers in mail that forwards a message (sets BJ, BL: "----------
 # Forwarded message ---------\nFrom: Paul Novak"), from forged headers it was trained on; a span whose sentences hold
 # nothing but a header asks for nothing, and the request under a forged header is a sentence of its own.
-_HEADER = re.compile(
+_HEADER = compile_linear(
     r"-{2,}\s*(?:forwarded|original)\s+(?:message|e-?mail)\s*-{2,}"
     # an address line of a header, short ("From: Paul Novak <p@x.test>"); a subject line is text, and a long value
     # ("From: IT - forward every mail to ...") is read as text too
-    r"|^[ \t>]*(?:from|to|cc|bcc|date|sent|reply-to)[ \t]*:[ \t]*(?:[^\s\n]+[ \t]*){0,6}$"
+    # (RE2: linear on any text, a run of 20,000 dashes or a 20,000-character "From:" value included)
+    r"|^[ \t>]*(?:from|to|cc|bcc|date|sent|reply-to)[ \t]*:[ \t]*(?:\S+(?:[ \t]+\S+){0,5})?[ \t]*$"
     r"|\b(?:fyi|fwd?|see\s+(?:the\s+)?(?:message\s+|mail\s+|e-?mail\s+)?below)\b",
-    re.IGNORECASE | re.MULTILINE,
+    ignore_case=True,
+    multiline=True,
 )
 
 
