@@ -459,10 +459,20 @@ def _personal_data(request: ScoreRequest, call: ToolCall) -> list[str]:
         if not text:
             continue
         compact = _SPACES.sub("", text)
-        hit = sorted({kind for kind, plain, bare in wanted if plain in text or bare in compact})
+        hit = sorted({kind for kind, plain, bare in wanted if _carries(text, compact, plain, bare)})
         if hit:
             moved.append(f"{name} ({', '.join(hit)})")
     return moved
+
+
+def _carries(text: str, compact: str, plain: str, bare: str) -> bool:
+    """Whether ``text`` (``compact``: without spaces and hyphens) holds a value (``bare``: likewise).
+
+    A short value (a four-digit PIN) counts only as a whole token: "4821" is no PIN inside "INV-48210".
+    """
+    if len(bare) >= 6:
+        return plain in text or bare in compact
+    return re.search(rf"(?<![0-9a-z]){re.escape(plain)}(?![0-9a-z])", text) is not None
 
 
 def _unnamed_strings(name: str, value: object) -> list[str]:
