@@ -187,10 +187,12 @@ PERSONAL_ARG = compile_linear(
 _PERSONAL_WORDS = {kind: compile_linear(words, ignore_case=True) for kind, (_, words) in _PERSONAL_KINDS.items()}
 
 
-def personal_fields(text: str) -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=128)
+def personal_fields(text: str) -> tuple[tuple[str, str], ...]:
     """The user's papers and secrets that ``text`` gives as fields, as (kind, value): ``("passport", "C4RX29KLM")``.
 
-    A value holds a digit or is a word of four or more letters and digits; a PIN or a code holds digits.
+    A value counts when it has four characters or more and holds a digit (a password of letters only is not traced).
+    Cached: the rules scorer asks it of every earlier output at each call of a run.
     """
     found: list[tuple[str, str]] = []
     for m in _PERSONAL_FIELD.finditer(text):
@@ -198,7 +200,7 @@ def personal_fields(text: str) -> list[tuple[str, str]]:
         value = m.group("value").split(". ")[0].strip().rstrip(".")
         if len(value) >= 4 and any(c.isdigit() for c in value):
             found.append((kind, value))
-    return found
+    return tuple(found)
 
 
 def speaks_of(kind: str, text: str) -> bool:
