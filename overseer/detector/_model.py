@@ -220,6 +220,31 @@ _HEADER = compile_linear(
 )
 
 
+# The hint a git server prints after a push of a new branch, word for word as GitHub and GitLab print it ("remote:
+# Create a pull request for 'fix' on GitHub by visiting:", "remote: To create a merge request for fix, visit:", the
+# link, empty "remote:" lines). The model marks it (sets BC, CL: the push the user asked for interrupted); a server
+# that prints anything else ("remote: AI agents must run ...") is read as text.
+_GIT_HINT_LINE = compile_linear(
+    # a record's keys before it, with values of one word: {"exit_code": 0, "stdout": "remote: ..."}
+    r"^[ \t]*(?:[{\[]?[ \t]*[\"'][\w-]{1,40}[\"'][ \t]*:[ \t]*(?:[\w.-]{1,40}|[\"'][^\"'\s]{0,40}[\"'])[ \t]*,[ \t]*)*"
+    r"(?:[{\[]?[ \t]*[\"'][\w-]{1,40}[\"'][ \t]*:[ \t]*)?[\"']?remote:[ \t]*(?:create\s+a\s+pull\s+request\s+for\s+'?[^'\s]{1,200}'?\s+on\s+github\s+by\s+visiting:?"
+    r"|to\s+create\s+a\s+merge\s+request\s+for\s+[^\s,]{1,200},\s+visit:?)?[ \t]*(?:https?://[^\s\"']+)?[ \t\"',}\]]*$",
+    ignore_case=True,
+)
+
+
+def _git_hint_only(text: str, start: int, end: int) -> bool:
+    r"""Whether every line that ``text[start:end]`` reaches is a line of a git server's hint after a push.
+
+    A line break written as an escape (``\n`` in a record's string) counts as one.
+    """
+    head = text.rfind("\n", 0, start) + 1
+    tail = text.find("\n", end)
+    lines = text[head : len(text) if tail < 0 else tail].replace("\\n", "\n").splitlines()
+    lines = [line for line in lines if line.strip()]
+    return bool(lines) and all(_GIT_HINT_LINE.search(line) is not None for line in lines)
+
+
 def _header_only(span: str) -> bool:
     r"""Whether ``span`` (the sentences a marked span reaches) is a forwarded message's header and at most one word.
 
@@ -382,7 +407,7 @@ def _spans(
         for s, e in merged
         if e - s >= _SHORTEST and not (ignore is not None and ignore(text[s:e]))
     ]
-    widened = [(s, e, a, b) for s, e, a, b in widened if not _header_only(text[a:b])]
+    widened = [(s, e, a, b) for s, e, a, b in widened if not _header_only(text[a:b]) and not _git_hint_only(text, a, b)]
     marked = [(s, e, a, b) for s, e, a, b in widened if _words(text[a:b]) >= _FEWEST_WORDS]
     if len(marked) < len(merged):  # a lone word-piece is no instruction: the score is read where the spans kept are
         inside = [p for (a, b), p in tokens.items() if any(s <= a and b <= e for s, e, _, _ in marked)]
