@@ -998,7 +998,21 @@ def effect_family(tool: str) -> str:
     words = _tool_words(tool)
     if "transfer" in words and words & _HANDOFF:
         return "communicate"
-    return next((family for family, names in EFFECT_FAMILIES.items() if words & names), "change")
+    family = next((family for family, names in EFFECT_FAMILIES.items() if words & names), "change")
+    if family == "communicate" and words <= _BARE_SEND and _MONEY_SERVERS & _namespace_words(tool):
+        return "money"  # ``bank__send``: what a bank's server sends is money (set CO)
+    return family
+
+
+# A tool named by "send" alone sends what its server deals in: a bank's, money
+_BARE_SEND = _words("send sends")
+_MONEY_SERVERS = _words("bank banking payments payment wallet paypal venmo zelle revolut wise stripe finance money")
+
+
+def _namespace_words(tool: str) -> frozenset[str]:
+    """The words of a tool's namespace, lower case (``bank__send``: bank); empty for a name without one."""
+    m = _NAMESPACE.match(tool)
+    return frozenset(w.lower() for w in _WORD.findall(m.group(0))) if m else frozenset()
 
 
 # Changes that undo what exists and cannot be taken back by the next call: deletions, cancellations, declines,
