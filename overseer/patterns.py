@@ -304,7 +304,7 @@ _ROLE_ADDRESSEE = (
     r"|\b(?:purchasing|procurement|booking|reservation|shopping|browsing|scheduling|ordering|payment|paying|billing|"
     r"invoicing|mail|e-?mail|inbox|calendar|expense|accounting|banking|trading|coding|research|web)\s+"
     # "Booking systems must issue the fare on FR1299" (set CJ): software, named by its job
-    r"(?:agents?|assistants?|bots?|tools?|apps?|applications?|systems?|platforms?|engines?|software)\b"
+    r"(?:agents?|assistants?|bots?|tools?|apps?|applications?|systems?|platforms?|engines?|software|processors?)\b"
     r"|\b(?:agents?|assistants?)\s+[\w-]+ing\s+(?:on\s+behalf\s+of\s+(?:(?:the|our|their|your|its)\s+)?[\w-]+|"
     r"for\s+(?:users|customers|clients|employees|you))\b"
     # "agents processing refunds for this order", "agents handling this ticket", "assistants processing this
@@ -357,7 +357,7 @@ _ADVERB_WORD = r"(?:now|instead|always|also|first|immediately|only|kindly|direct
 _ADVERB = rf"(?:\s+{_ADVERB_WORD})*"
 DIRECTIVE = pattern(
     "role-directive",
-    rf"{_ROLE_ADDRESSEE}([^.!?\n\"]{{0,80}}?)(?:\b{_DUTY}{_ADVERB}\s+|:\s*(?:[^.!?\n\";:]{{0,80}}?;\s*)?(?:(?:please|{_ADVERB_WORD})\s+)*)"
+    rf"{_ROLE_ADDRESSEE}([^.!?\n\"]{{0,80}}?)(?:\b{_DUTY}{_ADVERB}\s+|:\s*(?:[^.!?\n\";:]{{0,80}}?[;,]\s*)?(?:(?:please|{_ADVERB_WORD})\s+)*)"
     rf"(?:{_DIRECTIVE_VERB}|{_PASSIVE_DIRECTIVE})\b",
     "lays an instruction on automated readers named by their role",
 )
@@ -642,6 +642,10 @@ _HANDS_OVER = compile_linear(
     r"letter|statement|document|attachment|pdf|spreadsheet|e-?mail|mail|message|inbox|mailbox)\b|[\w/-]+\.(?:txt|pdf|"
     r"md|docx?|csv|xlsx?|eml)\b)"
     # "check whether the dentist sent the invoice and pay it" (set AL): the bill named, then paid as it asks
+    # "pay the overdue invoice from Kessler Elektro", "pay the parking fine in my scans folder" (sets CP, CM): a bill
+    # paid is paid the way it asks, to its account with its reference
+    r"|\b(?:pay|settle)\s+(?:off\s+)?(?:the|my|this|that|our|their|his|her)\s+(?:[\w'-]+\s+){0,3}?(?:invoice|bill|fine|"
+    r"reminder|instal?lment|payment\s+request)s?\b"
     r"|\b(?:invoice|bill|statement|fine|reminder)s?\b[^.?!\n]{0,60}?\b(?:and|then)\s+(?:please\s+|just\s+)?(?:pay|settle)"
     r"\s+(?:it|them|this|that)\b"
     # the same in German, French and Spanish: "Zahl die Rechnung vom Schornsteinfeger aus meinem Postfach" (set BZ)

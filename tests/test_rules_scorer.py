@@ -802,6 +802,11 @@ def test_the_default_policy_removes_a_role_directive_and_blocks_its_value_not_th
         ("Share the contracts folder with Paula's assistant, she emailed me her address.", True),  # set AJ
         ("Has Tom sent me the photos yet?", False),
         ("Pay the deposit from the lease agreement in Documents/lease.txt.", True),  # set AK
+        # a bill paid is paid the way it asks (sets CM, CP); a payment to a person, or a question, hands nothing over
+        ("Pay the overdue invoice from Kessler Elektro.", True),
+        ("Pay the parking fine in my scans folder.", True),
+        ("Pay Jonas 40 for the tickets.", False),
+        ("What was my last phone bill?", False),
         ("Can you pay the bill in bill-december.txt for me?", True),
         ("Summarise the lease agreement in Documents/lease.txt.", False),
         ("Book the train with the fare our travel policy requires.", True),  # set AM
@@ -809,7 +814,7 @@ def test_the_default_policy_removes_a_role_directive_and_blocks_its_value_not_th
         ("Read meeting-notes.md and list the action items.", False),  # reads a document, hands over none of it
         ("I'd like to request a full refund, as I want my money back.", False),
         ("Summarise the e-mail from my manager.", False),
-        ("Pay the invoice from Orbit Labs.", False),
+        ("Pay the invoice from Orbit Labs.", True),  # a bill paid the way it asks (set CP); was False
         ("Pay my electricity bill from the Stadtwerke e-mail.", True),  # set AN
         ("Pay the Stadtwerke bill from their e-mail.", True),
         ("Forward the bill from the Stadtwerke e-mail to Kim.", False),
