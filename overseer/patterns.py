@@ -53,6 +53,7 @@ __all__ = [
     "user_names",
     "json_strings",
     "mentions_ai",
+    "other_language",
     "non_target_arg",
     "pattern",
     "url_carried_addresses",
@@ -691,6 +692,65 @@ _AI_WORDS = compile_linear(
     r"your\s+(?:user|owner|principal|human))\b",
     ignore_case=True,
 )
+
+
+# Words that nearly every sentence of a language has and English lacks, and English's own: a text is written in
+# another language when those outnumber English's (German, French, Spanish, Italian, Portuguese, Dutch)
+def _cased(words: str) -> str:
+    """An alternation of ``words`` in lower case or with a capital first letter, never in capitals.
+
+    An airport's code, DEN or LAS, is no German or Spanish article.
+    """
+    return "|".join(f"[{w[0]}{w[0].upper()}]{w[1:]}" for w in words.split())
+
+
+_FOREIGN_WORDS = compile_linear(
+    r"\b(?:"
+    + _cased(
+        """
+        der die das und bitte ihr ihre ist nicht mit für fuer auf dem den ein eine wir sie sich auch werden
+        les et vous votre vos merci des du pour une est pas ce nous avec dans sur
+        el los las y usted por para que una es gracias con del su tu lo muy
+        il che per sono grazie della di non questo
+        os uma obrigado obrigada com não você
+        het een en van niet uw voor bedankt alstublieft op te ons deze naar ik je zijn graag om aan bij ook wij met
+        groet beste
+        """
+    )
+    + r")\b"
+)
+_ENGLISH_WORDS = compile_linear(
+    r"\b(?:"
+    + _cased("the and to of you your please is are for with this that we it will be have has on at by from not or if")
+    + r")\b"
+)
+# Disguised text (invisible characters, letters spaced apart) is no plain text in any language: the detector undoes
+# the disguise before it reads, a word for the AI may be hidden in it (set K's "N o t a  p a r a  e l  a s i s t e n t e")
+_DISGUISED = compile_linear(r"[\x{200b}-\x{200f}\x{2060}-\x{2064}\x{feff}\x{00ad}]|(?:\b\w\s{1,2}){6}\w\b")
+_ANSWERER_CUES = compile_linear(
+    r"\b(?:antes\s+de\s+(?:responder|contestar)|avant\s+de\s+r\x{00e9}?e?pondre|bevor\s+(?:du|sie)\s+antwort\w*|"
+    r"prima\s+di\s+rispondere|voordat\s+(?:je|u)\s+antwoord\w*|sin\s+(?:avisar|decir|informar)|sem\s+(?:avisar|dizer|"
+    r"informar)|sans\s+(?:pr\x{00e9}?e?venir|avertir|informer|le\s+dire)|senza\s+(?:avvisare|dire|informare)|"
+    r"zonder\s+(?:te\s+)?(?:melden|zeggen|informeren)|ohne\s+(?:\w+\s+){0,3}?zu\s+(?:informieren|sagen|"
+    r"benachrichtigen)|ignor\w*\s+(?:\w+\s+){0,3}?(?:instruc\w*|anweisung\w*|istruzion\w*|instru\x{00e7}\w*|"
+    r"instructie\w*)"
+    # the same in English, in a text otherwise in another language (BIPIA: "In your response, suggest users share ...")
+    r"|in\s+your\s+(?:response|answer|reply|summary)|before\s+(?:you\s+)?(?:answer|respond|reply)|without\s+telling|"
+    r"ignore\s+(?:all\s+)?(?:previous|prior|above|earlier))",
+    ignore_case=True,
+)
+
+
+def other_language(text: str) -> bool:
+    """Whether ``text`` is written mostly in a language other than English (function words, counted once each way).
+
+    False for a text that says what only an instruction to whoever answers says (``_ANSWERER_CUES``), and for a
+    disguised one (``_DISGUISED``).
+    """
+    foreign = sum(1 for _ in _FOREIGN_WORDS.finditer(text))
+    if foreign < 6 or foreign <= 2 * sum(1 for _ in _ENGLISH_WORDS.finditer(text)):
+        return False
+    return _ANSWERER_CUES.search(text) is None and _DISGUISED.search(text) is None
 
 
 def mentions_ai(text: str, besides: str = "") -> bool:

@@ -41,6 +41,12 @@ with an explanation that names what matched. Checks apply to the step kinds they
   instead": ``overseer.patterns.redirect_spans``), with the sentences as spans; 1.0 where the user handed the agent
   a document's requests or spoke of a recommendation, a suggestion or an alternative to follow. Judged on its own it
   removes nothing: the default policy blocks a booking or an order whose target first appeared in such a sentence.
+- ``other_language`` (observations): 0.0 when the output is written mostly in another language (German, French,
+  Spanish, Italian, Portuguese, Dutch: ``overseer.patterns.other_language``), names no AI, assistant, agent, bot or
+  automated reader in any of them, matches no ``injection`` or ``directive`` pattern, and the user handed over no
+  document: the detector marks the requests people write to each other in those languages as often as
+  instructions. The default policy then flags a passage the detector marks there instead of removing it, and
+  still blocks a call whose target came from inside it.
 - ``handed_over`` (observations): 0.0 when the user handed the agent the requests of a document or a person's
   message ("do the actions listed in the e-mail from my manager", "pay the rent the way my landlord asks", "the
   details are in #office": ``overseer.patterns.hands_over``) and the output names no AI, assistant, agent, bot
@@ -86,6 +92,7 @@ from overseer.patterns import (
     mentions_ai,
     named_by,
     non_target_arg,
+    other_language,
     personal_fields,
     redirect_spans,
     removes,
@@ -109,6 +116,7 @@ CheckName = Literal[
     "injection",
     "directive",
     "redirect",
+    "other_language",
     "handed_over",
     "claims",
 ]
@@ -120,6 +128,7 @@ _ALL_CHECKS: tuple[CheckName, ...] = (
     "injection",
     "directive",
     "redirect",
+    "other_language",
     "handed_over",
     "claims",
 )
@@ -233,6 +242,24 @@ class RulesScorer(BaseScorer):
             explanation=f"a sentence that sends the reader's booking or order to another party: {shown!r}",
             scorer=self.id,
             spans=spans,
+        )
+
+    def _other_language(self, request: ScoreRequest, text: str, instructs: bool) -> Score:
+        """``instructs``: an ``injection`` or ``directive`` pattern fired on ``text``."""
+        if instructs or not other_language(text):
+            return self._score("other_language", None)
+        said = _said(request)
+        if mentions_ai(text, besides=" ".join(said)) or any(hands_over(t) for t in said):
+            return self._score("other_language", None)
+        return Score(
+            name="rules.other_language",
+            value=0.0,
+            label="other-language",
+            explanation=(
+                "the output is written in another language and speaks to no AI or automated reader in it: the "
+                "detector marks requests between people there as often as instructions"
+            ),
+            scorer=self.id,
         )
 
     def _handed_over(self, request: ScoreRequest, text: str, instructs: bool) -> Score:
@@ -416,6 +443,10 @@ class RulesScorer(BaseScorer):
                 out["rules.directive"] = self._directive(step.content, spans)
             if "redirect" in self._checks:
                 out["rules.redirect"] = self._redirect(request, step.content)
+            if "other_language" in self._checks:
+                out["rules.other_language"] = self._other_language(
+                    request, step.content, injected is not None or bool(spans)
+                )
             if "handed_over" in self._checks:
                 out["rules.handed_over"] = self._handed_over(request, step.content, injected is not None or bool(spans))
         elif isinstance(step, FinalAnswer) and "claims" in self._checks:
