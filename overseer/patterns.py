@@ -54,6 +54,7 @@ __all__ = [
     "json_strings",
     "mentions_ai",
     "other_language",
+    "tool_words",
     "non_target_arg",
     "pattern",
     "url_carried_addresses",
@@ -1051,6 +1052,11 @@ _NAMESPACE = re.compile(r"^.*(?:\.|__|/|:)")
 def _tool_words(tool: str) -> frozenset[str]:
     """The words of a tool's own name, lower case, its namespace left out (``mail.modify_labels``: modify, labels)."""
     return frozenset(w.lower() for w in _WORD.findall(_NAMESPACE.sub("", tool) or tool))
+
+
+def tool_words(tool: str) -> frozenset[str]:
+    """The words of a tool's own name, lower case, its namespace left out (``bank__update_order``: update, order)."""
+    return _tool_words(tool)
 
 
 def effect_family(tool: str) -> str:
