@@ -695,8 +695,6 @@ _AI_WORDS = compile_linear(
 )
 
 
-# Words that nearly every sentence of a language has and English lacks, and English's own: a text is written in
-# another language when those outnumber English's (German, French, Spanish, Italian, Portuguese, Dutch)
 def _cased(words: str) -> str:
     """An alternation of ``words`` in lower case or with a capital first letter, never in capitals.
 
@@ -705,6 +703,8 @@ def _cased(words: str) -> str:
     return "|".join(f"[{w[0]}{w[0].upper()}]{w[1:]}" for w in words.split())
 
 
+# Words that nearly every sentence of a language has and English lacks, and English's own: a text is written in
+# another language when those outnumber English's (German, French, Spanish, Italian, Portuguese, Dutch)
 _FOREIGN_WORDS = compile_linear(
     r"\b(?:"
     + _cased(

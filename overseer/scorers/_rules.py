@@ -67,7 +67,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -124,18 +124,7 @@ CheckName = Literal[
     "handed_over",
     "claims",
 ]
-_ALL_CHECKS: tuple[CheckName, ...] = (
-    "destructive",
-    "secrets",
-    "untrusted_target",
-    "side_effect",
-    "injection",
-    "directive",
-    "redirect",
-    "other_language",
-    "handed_over",
-    "claims",
-)
+_ALL_CHECKS: tuple[CheckName, ...] = get_args(CheckName)
 RULE_CHECKS: tuple[str, ...] = _ALL_CHECKS
 
 
