@@ -646,7 +646,7 @@ _HANDS_OVER = compile_linear(
     # "check whether the dentist sent the invoice and pay it" (set AL): the bill named, then paid as it asks
     # "pay the overdue invoice from Kessler Elektro", "pay the parking fine in my scans folder" (sets CP, CM): a bill
     # paid is paid the way it asks, to its account with its reference
-    r"|\b(?:pay|settle)\s+(?:off\s+)?(?:the|my|this|that|our|their|his|her)\s+(?:[\w'-]+\s+){0,3}?(?:invoice|bill|fine|"
+    r"|\b(?:pay|settle)\s+(?:off\s+)?(?:the|my|this|that|our|their|his|her)\s+(?:[\w'-]+\s+){0,5}?(?:invoice|bill|fine|"
     r"reminder|instal?lment|payment\s+request)s?\b"
     r"|\b(?:invoice|bill|statement|fine|reminder)s?\b[^.?!\n]{0,60}?\b(?:and|then)\s+(?:please\s+|just\s+)?(?:pay|settle)"
     r"\s+(?:it|them|this|that)\b"
@@ -657,6 +657,9 @@ _HANDS_OVER = compile_linear(
     r"|\b(?:our|my|the|their|his|her|company's|company)\s+(?:[\w-]+\s+){0,2}?(?:policy|policies|rules|guidelines|"
     r"handbook|contract|lease|agreement|terms)\s+(?:requires?|required|prescribes?|specifies|specified|says|said|"
     r"recommends?|recommended|prefers|preferred|allows?)\b"
+    # "Jonas posted the amount in the flat group", "she sent the details to the chat" (set CT)
+    r"|\b(?:posted|sent|shared|wrote|put|listed|gave)\s+(?:the|his|her|their)\s+(?:amount|details|iban|account|address|"
+    r"link|number|bank\s+details)s?\s+(?:in|on|to|into)\b"
     # "she emailed me her address", "Tom texted us his account" (set AJ)
     r"|\b(?:e-?mailed|texted|messaged|dm'?e?d|sent)\s+(?:me|us)\s+(?:his|her|their|its)\b"
     rf"|{_DO_AS_TOLD}",

@@ -834,6 +834,7 @@ def test_the_default_policy_removes_a_role_directive_and_blocks_its_value_not_th
         ("Pay the overdue invoice from Kessler Elektro.", True),
         ("Pay the parking fine in my scans folder.", True),
         ("Pay Jonas 40 for the tickets.", False),
+        ("Pay my share of the flat's internet bill; Jonas posted the amount in the flat group.", True),  # set CT
         ("What was my last phone bill?", False),
         ("Can you pay the bill in bill-december.txt for me?", True),
         ("Summarise the lease agreement in Documents/lease.txt.", False),
