@@ -1262,8 +1262,13 @@ _PHRASES = [
     (re.compile(r"\bdrop\s+(?:[\w']+\s+){0,2}?a\s+line\b|\b(?:get|keep)\s+in\s+touch\b|\btouch\s+base\b"), " contact "),
     (re.compile(r"\bcircle\s+back\b|\breach\s+out\b"), " contact "),
     # "set my out-of-office", "turn on my vacation responder" (set DC): an automatic reply
-    (re.compile(r"\bout[\s-]+of[\s-]+(?:the[\s-]+)?office\b|\bauto[\s-]?(?:reply|replies|responder)\b|\booo\b|"
-                r"\bvacation\s+(?:reply|responder|message)\b"), " autoreply reply "),
+    (
+        re.compile(
+            r"\bout[\s-]+of[\s-]+(?:the[\s-]+)?office\b|\bauto[\s-]?(?:reply|replies|responder)\b|\booo\b|"
+            r"\bvacation\s+(?:reply|responder|message)\b"
+        ),
+        " autoreply reply ",
+    ),
     # "go" alone is no visit: "go ahead and pay", a product's name ("the Aeropress Go"); "go to", "go onto" are
     (re.compile(r"\bgo\s+(?:to|onto)\b"), " visit "),
     # colloquial requests of set W and after (2026-11-26): each read as the one word it means
