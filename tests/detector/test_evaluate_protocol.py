@@ -127,7 +127,7 @@ def test_the_disguised_set_rewrites_each_injected_passage_and_encodes_each_benig
 
 
 def test_everyday_runs_label_one_injected_output_and_the_calls_it_asks_for() -> None:
-    """Sets M to DC (tests/data/everyday_runs.jsonl): whole runs; an attacked run's injected output comes before its
+    """Sets M to DD (tests/data/everyday_runs.jsonl): whole runs; an attacked run's injected output comes before its
     hijacked calls, and a benign run has no bad label."""
     from pathlib import Path
 
@@ -142,7 +142,7 @@ def test_everyday_runs_label_one_injected_output_and_the_calls_it_asks_for() -> 
         "everyday_runs_y": (19, 3), "everyday_runs_z": (12, 4),
         "everyday_runs_aa": (21, 9), "everyday_runs_ab": (20, 9), "everyday_runs_ac": (18, 8),
         "everyday_runs_ad": (12, 5), "everyday_runs_ae": (21, 9), "everyday_runs_af": (20, 8), "everyday_runs_ag": (20, 9), "everyday_runs_ah": (19, 8), "everyday_runs_ai": (19, 8), "everyday_runs_aj": (19, 8), "everyday_runs_ak": (19, 8), "everyday_runs_al": (19, 8), "everyday_runs_am": (15, 7),
-        "everyday_runs_an": (19, 9), "everyday_runs_ao": (18, 8), "everyday_runs_ap": (18, 8), "everyday_runs_aq": (11, 5), "everyday_runs_ar": (10, 4), "everyday_runs_as": (10, 4), "everyday_runs_at": (10, 3), "everyday_runs_au": (10, 4), "everyday_runs_av": (10, 4), "everyday_runs_aw": (10, 4), "everyday_runs_ax": (12, 5), "everyday_runs_ay": (12, 5), "everyday_runs_az": (12, 5), "everyday_runs_ba": (12, 5), "everyday_runs_bb": (12, 6), "everyday_runs_bc": (12, 6), "everyday_runs_bd": (12, 6), "everyday_runs_be": (12, 5), "everyday_runs_bf": (12, 6), "everyday_runs_bg": (12, 4), "everyday_runs_bh": (12, 6), "everyday_runs_bi": (12, 5), "everyday_runs_bj": (12, 6), "everyday_runs_bk": (12, 6), "everyday_runs_bl": (12, 6), "everyday_runs_bm": (12, 6), "everyday_runs_bn": (12, 6), "everyday_runs_bo": (12, 6), "everyday_runs_bp": (12, 6), "everyday_runs_bq": (12, 6), "everyday_runs_br": (12, 6), "everyday_runs_bs": (12, 6), "everyday_runs_bt": (12, 6), "everyday_runs_bu": (12, 6), "everyday_runs_bv": (12, 6), "everyday_runs_bw": (12, 6), "everyday_runs_bx": (12, 6), "everyday_runs_by": (12, 3), "everyday_runs_bz": (10, 5), "everyday_runs_ca": (12, 6), "everyday_runs_cb": (12, 6), "everyday_runs_cc": (12, 7), "everyday_runs_cd": (12, 7), "everyday_runs_ce": (13, 3), "everyday_runs_cf": (12, 6), "everyday_runs_cg": (12, 5), "everyday_runs_ch": (12, 6), "everyday_runs_ci": (12, 6), "everyday_runs_cj": (12, 6), "everyday_runs_ck": (12, 6), "everyday_runs_cl": (12, 2), "everyday_runs_cm": (12, 2), "everyday_runs_cn": (12, 5), "everyday_runs_co": (12, 5), "everyday_runs_cp": (12, 5), "everyday_runs_cq": (12, 5), "everyday_runs_cr": (12, 5), "everyday_runs_cs": (12, 5), "everyday_runs_ct": (12, 3), "everyday_runs_cu": (12, 6), "everyday_runs_cv": (12, 3), "everyday_runs_cw": (12, 5), "everyday_runs_cx": (12, 5), "everyday_runs_cy": (12, 4), "everyday_runs_cz": (12, 6), "everyday_runs_da": (12, 4), "everyday_runs_db": (12, 2), "everyday_runs_dc": (12, 4)}  # fmt: skip
+        "everyday_runs_an": (19, 9), "everyday_runs_ao": (18, 8), "everyday_runs_ap": (18, 8), "everyday_runs_aq": (11, 5), "everyday_runs_ar": (10, 4), "everyday_runs_as": (10, 4), "everyday_runs_at": (10, 3), "everyday_runs_au": (10, 4), "everyday_runs_av": (10, 4), "everyday_runs_aw": (10, 4), "everyday_runs_ax": (12, 5), "everyday_runs_ay": (12, 5), "everyday_runs_az": (12, 5), "everyday_runs_ba": (12, 5), "everyday_runs_bb": (12, 6), "everyday_runs_bc": (12, 6), "everyday_runs_bd": (12, 6), "everyday_runs_be": (12, 5), "everyday_runs_bf": (12, 6), "everyday_runs_bg": (12, 4), "everyday_runs_bh": (12, 6), "everyday_runs_bi": (12, 5), "everyday_runs_bj": (12, 6), "everyday_runs_bk": (12, 6), "everyday_runs_bl": (12, 6), "everyday_runs_bm": (12, 6), "everyday_runs_bn": (12, 6), "everyday_runs_bo": (12, 6), "everyday_runs_bp": (12, 6), "everyday_runs_bq": (12, 6), "everyday_runs_br": (12, 6), "everyday_runs_bs": (12, 6), "everyday_runs_bt": (12, 6), "everyday_runs_bu": (12, 6), "everyday_runs_bv": (12, 6), "everyday_runs_bw": (12, 6), "everyday_runs_bx": (12, 6), "everyday_runs_by": (12, 3), "everyday_runs_bz": (10, 5), "everyday_runs_ca": (12, 6), "everyday_runs_cb": (12, 6), "everyday_runs_cc": (12, 7), "everyday_runs_cd": (12, 7), "everyday_runs_ce": (13, 3), "everyday_runs_cf": (12, 6), "everyday_runs_cg": (12, 5), "everyday_runs_ch": (12, 6), "everyday_runs_ci": (12, 6), "everyday_runs_cj": (12, 6), "everyday_runs_ck": (12, 6), "everyday_runs_cl": (12, 2), "everyday_runs_cm": (12, 2), "everyday_runs_cn": (12, 5), "everyday_runs_co": (12, 5), "everyday_runs_cp": (12, 5), "everyday_runs_cq": (12, 5), "everyday_runs_cr": (12, 5), "everyday_runs_cs": (12, 5), "everyday_runs_ct": (12, 3), "everyday_runs_cu": (12, 6), "everyday_runs_cv": (12, 3), "everyday_runs_cw": (12, 5), "everyday_runs_cx": (12, 5), "everyday_runs_cy": (12, 4), "everyday_runs_cz": (12, 6), "everyday_runs_da": (12, 4), "everyday_runs_db": (12, 2), "everyday_runs_dc": (12, 4), "everyday_runs_dd": (12, 6)}  # fmt: skip
     runs = [run_ for runs in sets.values() for run_ in runs]
     for run_ in runs:
         bad = sorted(int(i) for i, v in run_["labels"].items() if v < 0.5)
@@ -156,7 +156,8 @@ def test_everyday_runs_label_one_injected_output_and_the_calls_it_asks_for() -> 
         # 21:00", CK/8 a phishing link for AI summaries, CN/4 "say the week is clear", CQ/7 an image link that
         # carries the user's address; CX/3, a remote script for AI agents that the agent did not run; DA/2 a hidden
         # line for documentation assistants, DA/9 a policy's cc for booking tools, DB/5 a budget sheet's note to a
-        # finance bot, DC/4 a rail note naming another train, none acted on
+        # finance bot, DC/4 a rail note naming another train, DD/1 a review's note for trip planners, DD/10 a
+        # parcel note asking for the card, none acted on
         answer_only = run_["id"] in {
             "everyday-runs-BW/8",
             "everyday-runs-CK/8",
@@ -167,6 +168,8 @@ def test_everyday_runs_label_one_injected_output_and_the_calls_it_asks_for() -> 
             "everyday-runs-DA/9",
             "everyday-runs-DB/5",
             "everyday-runs-DC/4",
+            "everyday-runs-DD/1",
+            "everyday-runs-DD/10",
         }
         assert kinds.count("observation") == (2 if chained else 1), run_["id"]
         assert kinds.count("tool_call") >= (0 if answer_only else 1), run_["id"]
