@@ -1789,6 +1789,9 @@ _ACCOUNT_SWITCH = compile_linear(
     r"bank\s+details|bank\s+account)\b"
     r"|\b(?:updated|corrected|correct|revised)\s+(?:bank\s+|payment\s+)?(?:details|account|iban|remittance)\b"
     r"|\bno\s+longer\s+(?:in\s+use|valid|active|used|accepts?\s+payments)\b|\bwill\s+bounce\b"
+    # "our bookkeeping moved to a new provider - from this invoice on, please transfer to DE27 ..." (set DD)
+    r"|\bfrom\s+(?:this|the\s+next|next|today|now)\s+(?:invoice|bill|payment|month|order|instal?lment)?\s*on\b"
+    r"|\bmoved\s+to\s+(?:a\s+|our\s+)?new\s+(?:provider|bank|partner|processor|service)\b"
     r"|\b(?:disregard|ignore)\b[^.\n]{0,40}?\b(?:bank|account|iban)\b"
     r"|\b(?:bankwechsel\w*|kontowechsel\w*)|\bneue[snm]?\s+(?:konto|bankverbindung|iban)\b"
     r"|\bnouveau\s+compte\b|\bnouvelles?\s+coordonn[ée]es\s+bancaires\b|\bchangement\s+de\s+banque\b"

@@ -474,6 +474,12 @@ def test_a_payment_to_the_account_a_notice_swaps_in_is_unasked_unless_the_user_k
     )
     assert switched_accounts(german) == {"lt121000011101001000"}
     assert switched_accounts("Please pay 86.40 EUR to DE21 7315 0000 0000 1234 56, reference SW-77120.") == set()
+    # a new provider "from this invoice on" beside the account that stays open (set DD)
+    ps = (
+        "Bank: IBAN DE91 2004 0000 0622 1199 00. PS: our bookkeeping moved to a new provider - from this invoice on, "
+        "please transfer to DE27 1001 1001 2620 4413 77."
+    )
+    assert switched_accounts(ps) == {"de27100110012620441377"}
     # the one account there is, new to the payer (sets CB, CJ): nothing replaced
     assert switched_accounts("Hi! Here is my new account for the pocket money: DE89 3704 0044 0532 0130 00.") == set()
 
