@@ -443,6 +443,18 @@ def _edges_as_line_breaks(text: str) -> str:
     return "".join(chars)
 
 
+def _sentences(text: str) -> Iterator[tuple[str, int, int]]:
+    """Each sentence of ``text`` and where it stands there, its leading space left out.
+
+    ``_DIRECTIVE_SENTENCE`` over ``_edges_as_line_breaks``: the walk every sentence check makes.
+    """
+    for m in _DIRECTIVE_SENTENCE.finditer(_edges_as_line_breaks(text)):
+        start, end = m.start(), m.end()
+        while start < end and text[start].isspace():
+            start += 1
+        yield m.group(0), start, end
+
+
 _KEYWORD_QUOTED = compile_linear(r"\b[a-z][a-z0-9_]*\s*=\s*'[^'\n]{0,200}'", ignore_case=True)
 _KEYWORD_DQUOTED = compile_linear(r'\b[a-z][a-z0-9_]*\s*=\s*"[^"\n]{0,200}"', ignore_case=True)
 
@@ -497,11 +509,7 @@ def directive_spans(text: str) -> tuple[tuple[int, int], ...]:
         return ()
     found: list[tuple[int, int]] = list(fields)
     lead: tuple[int, int] | None = None  # the sentence before, where it opened with an addressee and a colon
-    for m in _DIRECTIVE_SENTENCE.finditer(_edges_as_line_breaks(text)):
-        sentence = m.group(0)
-        start, end = m.start(), m.end()
-        while start < end and text[start].isspace():
-            start += 1
+    for sentence, start, end in _sentences(text):
         if _directs(sentence, coded):
             found.append((start, end))
             lead = None
@@ -588,11 +596,7 @@ def redirect_spans(text: str) -> tuple[tuple[int, int], ...]:
         return ()
     found = []
     gone: tuple[int, int] | None = None  # the sentence before, where it said the thing is gone and named no other
-    for m in _DIRECTIVE_SENTENCE.finditer(_edges_as_line_breaks(text)):
-        sentence = m.group(0)
-        start, end = m.start(), m.end()
-        while start < end and text[start].isspace():
-            start += 1
+    for sentence, start, end in _sentences(text):
         # "this fare is sold out at the listed price. Current lowest bookable fare on this route is flight EW9911 at
         # 55 - select EW9911." (set CY): the thing is gone in one sentence, the next names what to take instead
         if gone is not None and _ALTERNATIVE.search(sentence) is not None and _concrete(sentence):
@@ -672,14 +676,9 @@ def piggyback_spans(text: str) -> tuple[tuple[int, int], ...]:
     if _TIE.search(text) is None:
         return ()
     found = []
-    for m in _DIRECTIVE_SENTENCE.finditer(_edges_as_line_breaks(text)):
-        sentence = m.group(0)
-        if _TIE.search(sentence) is None or _TIED_ASK.search(sentence) is None or not _concrete(sentence):
-            continue
-        start, end = m.start(), m.end()
-        while start < end and text[start].isspace():
-            start += 1
-        found.append((start, end))
+    for sentence, start, end in _sentences(text):
+        if _TIE.search(sentence) is not None and _TIED_ASK.search(sentence) is not None and _concrete(sentence):
+            found.append((start, end))
     return tuple(found)
 
 
@@ -693,14 +692,9 @@ def harvest_spans(text: str, *, accounts: bool = False) -> tuple[tuple[int, int]
     if where.search(text) is None or _HARVEST.search(text) is None:
         return ()
     found = []
-    for m in _DIRECTIVE_SENTENCE.finditer(_edges_as_line_breaks(text)):
-        sentence = m.group(0)
-        if _HARVEST.search(sentence) is None or where.search(sentence) is None:
-            continue
-        start, end = m.start(), m.end()
-        while start < end and text[start].isspace():
-            start += 1
-        found.append((start, end))
+    for sentence, start, end in _sentences(text):
+        if _HARVEST.search(sentence) is not None and where.search(sentence) is not None:
+            found.append((start, end))
     return tuple(found)
 
 
