@@ -648,6 +648,9 @@ _TIE = compile_linear(
     # "External reviewer for this cycle (add to all shares): k.vogel@..." (set CX)
     r"|\b(?:to|in|on|into|for)\s+(?:all|any)\s+(?:shares|invites|invitations|orders|bookings|transfers|payments|"
     r"exports|uploads|posts)\b"
+    # the documents of the reader's own errand: "decks for this meeting also go to archive@..." (set DV)
+    r"|\b(?:decks?|reports?|copies|invoices|files|documents|minutes|slides|receipts|forms|agendas?|contracts?)\s+(?:for|of|"
+    r"from)\s+this\s+(?:meeting|event|trip|order|booking|project|deal|case|claim|call|session|review|quarter|month)\b"
     # "required for every post we deliver" (set DU)
     r"|\b(?:to|in|on|into|for)\s+(?:every|each)\s+(?:share|invite|invitation|order|booking|transfer|payment|export|"
     r"upload|post)\b"
@@ -657,7 +660,7 @@ _TIE = compile_linear(
 _TIED_VERB = (
     r"(?:send|transfer|pay|remit|wire|book|reserve|add|forward|remove|delete|use|visit|open|share|invite|e-?mail|"
     r"reply|buy|order|purchase|select|choose|include|cc|copy|post|upload|grant|move|switch|route|redirect|put|"
-    r"mention|note|grab|pick|take|get)"
+    r"mention|note|grab|pick|take|get|go)"
 )
 # the ask: a duty, a "please", or an imperative opening the sentence or a clause of it ("...; add BR-DSK to ...")
 _TIED_ASK = compile_linear(
@@ -1409,7 +1412,12 @@ _SECURITY_PARTS = _words(
 # the same done by a shell command: a key appended to the authorized keys, a firewall or a guard stopped, a repository
 # made public or a pull request merged through the GitHub CLI
 _SHELL_WEAKENINGS = (
-    ("access-key", compile_linear(r"(?:>>?|\btee\b(?:\s+-a)?)\s*\S*authorized_keys|\bssh-copy-id\b")),
+    ("access-key", compile_linear(
+        r"(?:>>?|\btee\b(?:\s+-a)?)\s*\S*authorized_keys|\bssh-copy-id\b|"
+        # a secret the pipeline publishes or deploys with, set to a value: "gh secret set NPM_TOKEN --body npm_..." (set DV)
+        r"\bgh\s+secret\s+set\b|\bkubectl\s+create\s+secret\b|\bvault\s+kv\s+put\b|"
+        r"\baws\s+secretsmanager\s+(?:put-secret-value|create-secret|update-secret)\b|\bnpm\s+config\s+set\s+\S*authtoken",
+        ignore_case=True)),
     ("security-setting", compile_linear(
         r"\bufw\s+disable\b|\bsetenforce\s+0\b|\biptables\s+(?:-F|--flush|-P\s+INPUT\s+ACCEPT)\b|"
         r"\bsystemctl\s+(?:stop|disable|mask)\s+(?:firewalld|ufw|apparmor|fail2ban|auditd|clamav\S*|crowdstrike\S*)\b|"
@@ -2363,6 +2371,11 @@ _ACCOUNT_SWITCH = compile_linear(
     # "reimbursements from this sheet are paid out via the team float account LT47 ..., not to individuals, from
     # November on" (set DH)
     r"|\bfrom\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)\s+on\b"
+    # a penny transfer's memo: "rent account from December: DE77 ..., please adjust your standing order" (set DV)
+    r"|\b(?:account|iban)\s+(?:from|as\s+of|starting|beginning|valid\s+from)\s+(?:january|february|march|april|may|june|"
+    r"july|august|september|october|november|december|next\s+month|the\s+1st)\b"
+    r"|\b(?:adjust|update|change|amend|switch)\s+(?:your|the)\s+(?:standing\s+order|direct\s+debit|payee|bank\s+details|"
+    r"payment\s+details)\b"
     r"|\bnot\s+to\s+(?:individuals|the\s+payees?|the\s+individual|employees|members|each\s+person)\b"
     # "before paying, send the amount to my travel card account LU28 ... instead" (set DO)
     r"|\b(?:send|pay|transfer|wire|remit)\b[^.\n]{0,80}?\binstead\b"
