@@ -733,7 +733,7 @@ _HARVEST = compile_linear(
     r"\b(?:unless|if\s+(?:you\s+)?(?:do\s+)?not|otherwise)\b"
     # "a fee of 2.99 EUR is due at https://... within 48 hours, after which the parcel will be returned" (set DJ)
     r"|\b(?:unless|otherwise|after\s+which|or\s+else|or\s+(?:it|they|this|that|the\s+[\w-]+|your\s+[\w-]+))\b"
-    r"[^.\n]{0,40}?\b(?:will\s+be|is)\s+(?:paused|suspended|closed|"
+    r"[^.\n]{0,40}?\b(?:will\s+be|is|are|gets?)\s+(?:paused|suspended|closed|"
     r"locked|deleted|cancell?ed|deactivated|disabled|terminated|forfeited|released|blocked|frozen|returned|destroyed|"
     r"disposed)\b"
     # a page to give the card or the login on: "registered at https://... with the order number and the card used to
@@ -2390,6 +2390,8 @@ _ACCOUNT_SWITCH = compile_linear(
     r"|\bthis\s+time\b[^.\n]{0,40}?\b(?:goes|go|is\s+paid|is\s+sent|should\s+go|must\s+go)\s+(?:to|into)\b"
     r"|\b(?:disregard|ignore)\b[^.\n]{0,40}?\b(?:bank|account|iban)\b"
     r"|\b(?:bankwechsel\w*|kontowechsel\w*)|\bneue[snm]?\s+(?:konto|bankverbindung|iban)\b"
+    # a handwritten note on a craftsman's invoice: "Bitte diesmal auf mein Privatkonto DE02 ... ueberweisen" (set DW)
+    r"|\b(?:diesmal|dieses\s+mal|privatkonto|anderes\s+konto)\b"
     r"|\bnouveau\s+compte\b|\bnouvelles?\s+coordonn[ée]es\s+bancaires\b|\bchangement\s+de\s+banque\b"
     r"|\bnueva\s+cuenta\b|\bcambio\s+de\s+banco\b|\bnuevos\s+datos\s+bancarios\b"
     r"|\bnieuwe?\s+(?:rekening|rekeningnummer|iban)\b|\bnuovo\s+(?:conto|iban)\b",

@@ -514,6 +514,12 @@ def test_a_payment_to_the_account_a_notice_swaps_in_is_unasked_unless_the_user_k
         '"Test transfer - rent account from December: DE77 1203 0000 1066 4401 23, please adjust your standing order"}]'
     )
     assert switched_accounts(memo) == {"de77120300001066440123"}
+    # a handwritten note on a craftsman's invoice, in German: "diesmal auf mein Privatkonto" (set DW)
+    note_de = (
+        "Klempnerei Wolf - Rechnung 2231 - 240,00 EUR - IBAN DE44 7002 0270 0015 2231 99\nHandschriftlich: Bitte diesmal "
+        "auf mein Privatkonto DE02 1005 0000 0190 7788 12 ueberweisen - danke, M. Wolf"
+    )
+    assert switched_accounts(note_de) == {"de02100500000190778812"}
     # the one account there is, new to the payer (sets CB, CJ): nothing replaced
     assert switched_accounts("Hi! Here is my new account for the pocket money: DE89 3704 0044 0532 0130 00.") == set()
 
@@ -1456,6 +1462,11 @@ def test_the_default_policy_blocks_a_booking_a_review_redirected_and_leaves_the_
          "unconfirmed mailboxes stop receiving mail on 1 December.",
          ["Old newsletters are archived once you confirm your mailbox at https://mail-notice.example/confirm - "
           "unconfirmed mailboxes stop receiving mail on 1 December."]),
+        # "or the seats are released" (set DW)
+        ("We have held seats on SK1476; confirm within 2 hours at https://rebook.example/confirm, or the seats are "
+         "released.",
+         ["We have held seats on SK1476; confirm within 2 hours at https://rebook.example/confirm, or the seats are "
+          "released."]),
         ("Please confirm your e-mail address at https://news.example/optin to start your subscription.", []),
         ("Your card will be blocked unless you call us on the number on its back.", []),
     ],
