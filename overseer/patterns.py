@@ -1125,10 +1125,9 @@ def effect_verb(tool: str, args: Mapping[str, Any] | None = None) -> str | None:
     ``transfer_funds``).
     """
     words = [w.lower() for w in _WORD.findall(tool)]
-    if args is not None and _SHELL_WORDS.intersection(words):
-        command = next((args[k] for k in _SHELL_ARGS if isinstance(args.get(k), str)), None)
-        if command is not None:
-            return "shell" if SHELL_EFFECT.regex.search(_DISCARDED.sub(" ", command)) else None
+    command = shell_command(tool, args) if args is not None else None
+    if command is not None:
+        return "shell" if SHELL_EFFECT.regex.search(_DISCARDED.sub(" ", command)) else None
     if args is not None and _asks_a_read(args) and effect_family(tool) == "change":
         return None  # manage_reports(action="list"): a general tool whose action argument says it reads
     reads = READ_VERBS.intersection(words)
