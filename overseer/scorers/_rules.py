@@ -698,6 +698,11 @@ def _unasked_copies(request: ScoreRequest, call: ToolCall, given: str) -> list[s
     names = [n for n in call.args if _COPY_ARG.match(n) is not None]
     if not names or _ASKS_COPIES.search(given) is not None or hands_over(given):
         return []
+    return _unnamed_people(request, call, given, names)
+
+
+def _unnamed_people(request: ScoreRequest, call: ToolCall, given: str, names: list[str]) -> list[str]:
+    """The arguments among ``names`` that carry someone the user neither wrote nor named."""
     said = user_names("\n".join(_said(request)))
     return [
         name
@@ -727,15 +732,7 @@ def _unasked_guests(request: ScoreRequest, call: ToolCall, given: str) -> list[s
     names = [n for n in call.args if _GUEST_ARG.match(n) is not None]
     if not names or _ASKS_GUESTS.search(given) is not None or hands_over(given):
         return []
-    said = user_names("\n".join(_said(request)))
-    return [
-        name
-        for name in names
-        if any(
-            len(v.strip()) >= 3 and v.lower() not in given and not named_by(v, said)
-            for v in json_strings(call.args[name])
-        )
-    ]
+    return _unnamed_people(request, call, given, names)
 
 
 _UPDATE_WORDS = frozenset({"update", "edit", "modify", "change", "amend", "set", "replace"})
