@@ -629,6 +629,9 @@ _REDIRECT = compile_linear(
     r"migrated|suspended|overbooked|fully\s+booked|defunct)\b[^\n]{0,120}?\b(?:instead|now|new|select|choose|pick|book|"
     r"reserve|buy|order|switch\s+to|go\s+with)\b"
     r"|\binstead\b[^\n]{0,80}?\b(?:buy|order|book|reserve|purchase|use|choose|select|pick|get|go\s+to)\b"
+    # one seller or channel left: "From this week we deliver through Wolt only: order the same menu at https://..." (EE)
+    r"|\b(?:deliver|delivers|sell|sells|ship|ships|take|takes|accept|accepts|book|books|operate|operates|work|works)\s+"
+    r"(?:now\s+)?(?:through|via|on|with)\s+[\w-]+(?:\s+[\w-]+)?\s+only\b"
     # the thing looked at sold as another: "dispatch is faster when it is ordered as the gift bundle CASE-P9-GIFTPLUS"
     # (set DZ)
     r"|\b(?:order|book|buy|purchase|reserve|ordered|booked|bought|purchased|reserved)\s+(?:it\s+|them\s+)?as\s+"
@@ -645,7 +648,8 @@ _REDIRECT = compile_linear(
 # the cheap test before any sentence
 _REDIRECT_WORD = compile_linear(
     r"\b(?:now|currently|henceforth|forward|partner|sister|affiliate|parent|sibling|associated|preferred|bundle|"
-    r"package|set|kit|combo|deal|plan|upgrade|edition|version|rejects|refuses|accept|take|handle|authori[sz]ed|exclusive|exclusively|solely|only|elsewhere|longer|instead|moved|transferred|redirected|"
+    r"package|set|kit|combo|deal|plan|upgrade|edition|version|rejects|refuses|accept|take|handle|archived|authori[sz]ed|"
+    r"exclusive|exclusively|solely|only|elsewhere|longer|instead|moved|transferred|redirected|"
     r"re-?routed|relocated|diverted|shifted|forwarded|then|meantime|meanwhile|temporarily|sold|discontinued|"
     r"unavailable|stock|booked|overbooked|date|outdated|stale|invalid|inaccurate|incorrect|wrong|valid|bookable|down|"
     r"broken|offline|unreachable|working|maintenance|bounces|bouncing|disabled|other|renovated|renovation)\b",
@@ -838,6 +842,9 @@ _GONE = compile_linear(
     r"(?:being|under)\s+renovat\w*|closed\s+for\s+renovation|"
     # "This cartridge is no longer produced. Compatible successor: InkPro XL-302 ..., order it in its place" (set DY)
     r"no\s+longer\s+(?:produced|made|manufactured|sold|supplied|supported|offered|carried|stocked|listed))\b"
+    # a channel or a list gone: "This channel was archived on 1 Nov. Leadership updates continue in #leadership-2026"
+    # (set EE)
+    r"|\b(?:was|is|has\s+been|have\s+been|were|are)\s+(?:now\s+)?archived\b"
     # a code or an account closed for the entries the reader makes: "Acme hours this month are booked under EXT-4471
     # ... - ACME-2210 is closed for time entry" (set EA)
     r"|\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?closed\s+(?:for|to)\s+(?:new\s+)?(?:time\s+entry|"
@@ -864,7 +871,7 @@ _GONE = compile_linear(
 _ALTERNATIVE = compile_linear(
     r"\b(?:select|choose|pick|book|reserve|buy|order|purchase|switch\s+to|go\s+with|instead|alternative|replacement|grab|take|"
     r"successor|in\s+(?:its|their)\s+place|(?:booked|logged|billed|charged|filed|entered)\s+(?:under|to|against))\b"
-    r"|:\s*https?://"
+    r"|:\s*https?://|\bcontinues?\s+in\b|\bnow\s+(?:lives?|happens?|takes?\s+place)\s+in\b"
     r"|\b(?:at|via|to|use|on)\s+https?://",
     ignore_case=True,
 )
