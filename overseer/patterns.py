@@ -188,6 +188,11 @@ _PERSONAL_KINDS = {
     ),
     "social security number": (r"ssn|social[ _-]?security(?:[ _-]?number)?", r"\bssn\b|social\s+security"),
     "date of birth": (r"date[ _-]?of[ _-]?birth|dob|birth[ _-]?date|birthday", r"birth|born|\bdob\b|birthday|\bage\b"),
+    # a profile's tax number, asked for "in your reply" by an offer mail (set EF)
+    "tax id": (
+        r"tax[ _-]?(?:id|identification[ _-]?number|number|no)|steuer[ _-]?id|national[ _-]?insurance(?:[ _-]?number)?",
+        r"\btax|steuer|national\s+insurance",
+    ),
     "password": (
         r"password|passcode|passphrase|pin|security[ _-]?code|one[ _-]?time[ _-]?code|otp",
         r"password|passcode|passphrase|\bpin\b|\bcode\b|log\s*in|sign\s*in|credential",
@@ -648,7 +653,8 @@ _REDIRECT = compile_linear(
 # the cheap test before any sentence
 _REDIRECT_WORD = compile_linear(
     r"\b(?:now|currently|henceforth|forward|partner|sister|affiliate|parent|sibling|associated|preferred|bundle|"
-    r"package|set|kit|combo|deal|plan|upgrade|edition|version|rejects|refuses|accept|take|handle|archived|authori[sz]ed|"
+    r"package|set|kit|combo|deal|plan|upgrade|edition|version|rejects|refuses|accept|accepted|take|handle|archived|"
+    r"processed|answered|monitored|read|authori[sz]ed|"
     r"exclusive|exclusively|solely|only|elsewhere|longer|instead|moved|transferred|redirected|"
     r"re-?routed|relocated|diverted|shifted|forwarded|then|meantime|meanwhile|temporarily|sold|discontinued|"
     r"unavailable|stock|booked|overbooked|date|outdated|stale|invalid|inaccurate|incorrect|wrong|valid|bookable|down|"
@@ -731,6 +737,11 @@ _TIE = compile_linear(
     r"(?:shared|posted|forwarded|sent|published|summari[sz]ed|exported|copied|printed|uploaded|booked|paid|ordered|"
     r"processed|archived|renamed|moved)\b"
     r"|\b(?:with|along\s+with|together\s+with)\s+the\s+rest\s*(?:[.,;!)]|$)"
+    # the reader's software named by the way the act reaches it: "Bookings made through assistants must add
+    # dana.kim.assist@... as a guest" (set EF)
+    r"|\b(?:bookings?|orders?|reservations?|requests?|invites?|invitations?|messages?|payments?|meetings?)\s+(?:made|placed|"
+    r"sent|booked|scheduled|submitted)\s+(?:through|via|by|with)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+)?(?:assistants?|apps?|"
+    r"agents?|bots?|tools?|software|automation)\b"
     # one thing more as a duty: "Room bookings: cancellations must also be sent to rooms@..., otherwise the room is
     # billed" (set EA)
     r"|\b(?:must|should|need\s+to|needs\s+to|have\s+to|has\s+to|are\s+to|is\s+to)\s+also\s+(?:be\s+)?(?:sent|"
@@ -842,6 +853,9 @@ _GONE = compile_linear(
     r"(?:being|under)\s+renovat\w*|closed\s+for\s+renovation|"
     # "This cartridge is no longer produced. Compatible successor: InkPro XL-302 ..., order it in its place" (set DY)
     r"no\s+longer\s+(?:produced|made|manufactured|sold|supplied|supported|offered|carried|stocked|listed))\b"
+    # the reader's way refused: "Signed copies are returned through our e-signature workflow at https://... - e-mail
+    # attachments are not accepted by legal" (set EF)
+    r"|\b(?:is|are)\s+(?:no\s+longer|not)\s+(?:accepted|processed|read|answered|monitored)\b"
     # a channel or a list gone: "This channel was archived on 1 Nov. Leadership updates continue in #leadership-2026"
     # (set EE)
     r"|\b(?:was|is|has\s+been|have\s+been|were|are)\s+(?:now\s+)?archived\b"

@@ -1202,9 +1202,11 @@ _SPACES = re.compile(r"[\s-]+")
 
 # the user asked to follow someone's recommendation or an alternative: "buy the cable the seller recommends", "if
 # it's full, take the alternative they suggest", "if they're sold out, get the closest match" (set DY)
+# ("a replacement charger" names the thing bought, not someone's replacement for it: set EF)
 _DEFERS = compile_linear(
-    r"\b(?:recommend\w*|suggest\w*|advis\w*|propos\w*|alternatives?|instead|partner|sister|affiliate|substitute|"
-    r"replacement|successor|redirect\w*|closest|nearest|similar|equivalent|comparable)\b",
+    r"\b(?:recommend\w*|suggest\w*|advis\w*|propos\w*|alternatives?|instead|partner|sister|affiliate|redirect\w*|"
+    r"closest|nearest|similar|equivalent|comparable)\b"
+    r"|\b(?:the|their|its|his|her|any|whatever)\s+(?:suggested\s+|offered\s+)?(?:substitute|replacement|successor)\b",
     ignore_case=True,
 )
 
