@@ -7,7 +7,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from overseer._regex import compile_linear
-from overseer.patterns import compact_identifier, globs, holds_value, identifier_values, named_by, user_names
+from overseer.patterns import (
+    compact_identifier,
+    globs,
+    holds_value,
+    identifier_values,
+    named_by,
+    user_names,
+    with_unmasked,
+)
 from overseer.policy._model import SEVERITY, ArgsFrom, ResampleSpec, StepMatch, When
 from overseer.policy._policy import Policy
 from overseer.steps import Message, Observation, Score, Step, ToolCall, ToolChange
@@ -43,7 +51,9 @@ class _Seen:
         found = self._within.get(score)
         if found is None:
             text = self.step.text()
-            found = self._within[score] = "\n".join(text[a:b].lower() for a, b in self.spans.get(score, ()))
+            found = self._within[score] = with_unmasked(
+                "\n".join(text[a:b].lower() for a, b in self.spans.get(score, ()))
+            )
         return found
 
     def compact(self, score: str | None) -> str:
@@ -94,7 +104,8 @@ class TrajectoryContext:
         spans: Mapping[str, tuple[tuple[int, int], ...]] | None = None,
     ) -> None:
         """Remember a decided step (with the spans its scores marked, for ``args_from.in_spans_of``)."""
-        self.seen.append(_Seen(step, scores, action, step.text().lower(), dict(spans or {})))
+        # a masked address ("ana [at] mail [dot] com") is traced as the agent writes it (set EK)
+        self.seen.append(_Seen(step, scores, action, with_unmasked(step.text().lower()), dict(spans or {})))
         self.counts[action] += 1
         if isinstance(step, Message) and step.role == "user":
             self.trusted.append(step.content.lower())
