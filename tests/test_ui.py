@@ -306,7 +306,10 @@ def test_a_reviewer_sees_the_evidence_and_labels_that_fit(store: AuditStore) -> 
     marked = observation.split('<mark class="removed"', 1)[1].split("</mark>", 1)[0]
     assert "ignore previous instructions" in marked and "Quarterly numbers" not in marked  # only the passage
     assert '<a class="step-ref" href="#step-2">step 2</a>' in send  # where the planted address first appeared
-    assert "rule's condition: kind tool_call, rules.side_effect &lt; 1.0, args carry a value first seen in an earlier" in send
+    assert (
+        "rule's condition: kind tool_call, rules.side_effect &lt; 1.0, args carry a value first seen in an earlier"
+        in send
+    )
     call = step(1)  # read_inbox, with its result beside it
     assert '<a class="result-link" href="#step-2">result: step 2</a> <span class="badge sanitize">' in call
     assert "Quarterly numbers attached." in call.split('class="result"', 1)[1] and "result-link" not in send
