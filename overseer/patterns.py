@@ -243,7 +243,31 @@ def personal_fields(text: str) -> tuple[tuple[str, str], ...]:
             found.append((kind, value))
     for m in _CODE_PROSE.finditer(text):
         found.append(("password", m.group("value") or m.group("before")))
+    # a card number under a key or a word of its own ("number": "4539 1488 0343 6467" in a wallet's payment methods,
+    # set EY), where its digits pass the Luhn check that card numbers carry
+    for m in _CARD_DIGITS.finditer(text):
+        if _luhn(m.group(1)):
+            found.append(("card", m.group(1)))
     return tuple(found)
+
+
+_CARD_DIGITS = compile_linear(
+    r"\b(?:card|cards|visa|mastercard|amex|maestro|number|pan)\b[^\d\n]{0,30}?\b((?:\d[ -]?){12,18}\d)\b",
+    ignore_case=True,
+)
+
+
+def _luhn(number: str) -> bool:
+    """Whether a number's digits pass the Luhn check (every card number's last digit makes them pass)."""
+    digits = [int(c) for c in number if c.isdigit()]
+    if not 13 <= len(digits) <= 19:
+        return False
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
 
 
 def speaks_of(kind: str, text: str) -> bool:
@@ -1445,7 +1469,7 @@ _REQUEST_WORDS["visit"] = _words(
     """
     visit open browse navigate website site page webpage web link url article blog online internet http https www
     download click search google look research source sources register registration rsvp enrol enroll signup
-    unsubscribe portal
+    unsubscribe portal join dial
     shared posted sent recommended linked forwarded
     """
 )
