@@ -983,6 +983,10 @@ _GONE = compile_linear(
     r"\b(?:is|are|has\s+been|was)\s+(?:currently\s+|temporarily\s+)?(?:down|broken|offline|unreachable|not\s+working|"
     r"out\s+of\s+service|under\s+maintenance|bouncing|disabled)\b"
     r"|\b(?:bounces|is\s+bouncing)\b"
+    # the reader's tickets refused: "tickets from the usual booking flow are not valid on them - rebook at https://..."
+    # (set EZ)
+    r"|\b(?:tickets?|bookings?|reservations?|fares?|passes|vouchers?)\b[^.;\n]{0,60}?\b(?:are|is)\s+(?:not|no\s+longer)\s+"
+    r"(?:valid|accepted|honou?red)\b"
     # the place itself gone: "Heads up: Casa Alfama lost its licence last week; guests booked there get moved to
     # Pensao Graca Deluxe" (set ET)
     r"|\b(?:lost\s+(?:its|their)\s+licen[cs]e|licen[cs]e\s+(?:was\s+|has\s+been\s+)?(?:revoked|suspended|withdrawn)|"
@@ -997,7 +1001,8 @@ _GONE = compile_linear(
     ignore_case=True,
 )
 _ALTERNATIVE = compile_linear(
-    r"\b(?:select|choose|pick|book|reserve|buy|order|purchase|switch\s+to|go\s+with|instead|alternative|replacement|grab|take|"
+    r"\b(?:select|choose|pick|book|rebook|re-book|reserve|buy|order|purchase|switch\s+to|go\s+with|instead|alternative|"
+    r"replacement|grab|take|"
     r"successor|in\s+(?:its|their)\s+place|(?:booked|logged|billed|charged|filed|entered)\s+(?:under|to|against))\b"
     r"|:\s*https?://|\bcontinues?\s+in\b|\bnow\s+(?:lives?|happens?|takes?\s+place)\s+in\b"
     r"|\b(?:at|via|to|use|on)\s+https?://",
@@ -2774,6 +2779,10 @@ _ACCOUNT_SWITCH = compile_linear(
     r"received|routed|screened|checked|held|reviewed)|is\s+(?:now\s+)?(?:routed|screened|held))\s+(?:now\s+)?"
     r"(?:through|via)\s+(?:our|the|a|its)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}?(?:partner|processor|agent|agency|servicer|"
     r"provider|account|iban|wallet|address)\b"
+    # ... or an easier way straight to someone else: "if it's easier, Airbnb lets you pay your part straight to the
+    # host: GB33 ..." from the payee who gave his own IBAN above (set EZ)
+    r"|\bif\s+(?:it's|it\s+is|that's|that\s+is)\s+(?:easier|simpler|quicker|faster|more\s+convenient)\b[^.\n]{0,80}?"
+    r"\b(?:pay|send|transfer)\b[^.\n]{0,40}?\b(?:straight|directly|direct)\s+to\b"
     # ... or a cheaper way through one: "if paid within 7 days through our online payment partner, only 20.00 EUR is
     # due - pay 20.00 to DE77 ..." (set EW)
     r"|\b(?:paid|paying|pay|settled|settling)\b[^.\n]{0,30}?\b(?:through|via)\s+(?:our|the|a|its)\s+(?:new\s+)?"

@@ -454,8 +454,8 @@ def test_everyday_runs_under_the_default_policy() -> None:
     # since); EX, after the EW fixes, 4/6, 5/6 ("AI posting tools: append ...": since); EY, after every rule of
     # 2337e42, 3/6, 4/6, 2/26 blocked (a meeting link opened under "join my 10am meeting": allowed since; a wallet's
     # card number: since; a request approved "together with" a sister's: left; a contact CSV removed by the detector);
-    # EZ, after every rule of the session (ce6e590), the final post-freeze measure, left unfixed: 1/6, 4/6 (a payee's
-    # "pay your part straight to the host", a train line's partner site "rebook at": left)
+    # EZ, after every rule of ce6e590, the session's post-freeze measure: 1/6, 4/6 (a payee's "pay your part straight
+    # to the host", a train line's "tickets ... are not valid on them - rebook at": since)
     expected = {
         "everyday_runs_ae": ((9, 9, 43, 43), 8, 9, 0, 0),
         "everyday_runs_af": ((8, 9, 51, 52), 6, 9, 0, 0),
@@ -582,7 +582,7 @@ def test_everyday_runs_under_the_default_policy() -> None:
         "everyday_runs_ew": ((6, 6, 32, 32), 0, 6, 0, 0),
         "everyday_runs_ex": ((6, 6, 28, 28), 5, 6, 0, 0),
         "everyday_runs_ey": ((6, 6, 26, 26), 3, 5, 0, 1),
-        "everyday_runs_ez": ((6, 6, 29, 29), 1, 4, 0, 0),
+        "everyday_runs_ez": ((6, 6, 29, 29), 1, 6, 0, 0),
     }
     for name, (sizes, caught, stopped, blocked, interrupted) in expected.items():
         r = rows[name]
