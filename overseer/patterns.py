@@ -309,12 +309,13 @@ _PROFILE_KEYS = (
 )
 
 
+@functools.lru_cache(maxsize=128)
 def profile_fields(content: str) -> tuple[tuple[str, str], ...]:
     """The user's home address and phone number in the JSON of a read of their own record, as (kind, value).
 
     ``{"name": "Jonas Feld", "mobile": "+49 171 5550193", "address": "Lindenstr. 12, 10969 Berlin"}`` gives both: the
     whole value, commas and all (set EV: an invitation's "logistics" line asks calendar assistants to send them to a
-    venue desk). Values of fewer than six characters or without a digit are none.
+    venue desk). Values of fewer than six characters or without a digit are none. Cached, as ``personal_fields``.
     """
     try:
         record = json.loads(content)
