@@ -3052,6 +3052,21 @@ _PAY_TO = compile_linear(
 )
 
 
+def account_ids(text: str) -> frozenset[str]:
+    """The IBANs and wallets' addresses in ``text``, compacted and lower case."""
+    return frozenset(compact_identifier(i.group(0)).lower() for i in _ACCOUNT_ID.finditer(text))
+
+
+# a transfer the user asks between their own accounts: "50 to my savings account", "move 200 to my ISA" (set FI: a
+# bank's "platform upgrade" notice that routes new standing orders "via the bank's clearing account")
+OWN_ACCOUNT_ASK = compile_linear(
+    r"\b(?:my|our)\s+(?:own\s+)?(?:savings|current|checking|cheque|joint|other|second|isa|brokerage|investment|"
+    r"deposit|holiday|emergency|rainy[- ]day|everyday|main)\s+(?:account|pot|space|vault|jar)s?\b"
+    r"|\b(?:to|into)\s+(?:my|our)\s+(?:savings|isa|pot|vault)\b|\bbetween\s+(?:my|our)\s+(?:own\s+)?accounts\b",
+    ignore_case=True,
+)
+
+
 def switched_accounts(text: str) -> frozenset[str]:
     """The accounts (compacted, lower case) that ``text`` gives as the replacement of another account.
 
