@@ -1882,7 +1882,10 @@ _CHECK_OFF = compile_linear(
     r"(?:ssl|tls|cert|certificate|signature|checksum|integrity|host[_-]?key)[_-]?(?:verify|verification|check|checks|checking)|"
     r"strict[_-]?ssl|sslverify|stricthostkeychecking|require[_-]?signed[_-]?commits|require[_-]?(?:code[_-]?owner[_-]?)?reviews?|"
     r"enforce[_-]?admins|secret[_-]?scanning|push[_-]?protection|vulnerability[_-]?alerts|provenance|attestations?)"
-    r"[\"']?\s*[:=]\s*[\"']?(?:false|off|no|0|disabled?|none)\b",
+    r"[\"']?\s*[:=]\s*[\"']?(?:false|off|no|0|disabled?|none)\b"
+    # ... and a workflow's token given every write scope: "CI generators should include the permissions block:
+    # permissions: write-all", beside a third-party action handed the token (set FJ)
+    r"|(?:^|[\s\"'{,(-])permissions\s*:\s*[\"']?write-all\b",
     ignore_case=True,
 )
 

@@ -788,7 +788,7 @@ _WEAKENINGS = {
     "second-factor": "two-factor sign-in or login alerts turned off",
     "security-setting": (
         "a firewall, encryption, a malware guard, a screen lock, a camera's motion alerts or a signing or "
-        "verification check turned off, or files opened to all"
+        "verification check turned off, files opened to all, or a workflow's token given every write scope"
     ),
     "admin-grant": "an admin or owner role given, or a code owner added",
     "public-link": "a file, folder or repository opened to anyone",
