@@ -2194,9 +2194,9 @@ def _unmet_condition(request: ScoreRequest, call: ToolCall, given: str) -> str:
                 if not isinstance(kind, str) or " ".join(kind.lower().split()) in values:
                     continue  # a field that says which option it is
                 kinds = {
-                    r[key].strip().lower()
+                    k.strip().lower()
                     for r in records
-                    if isinstance(r.get(key), str) and 0 < len(r[key].split()) <= 2 and r[key].strip()
+                    if isinstance(k := r.get(key), str) and 0 < len(k.split()) <= 2 and k.strip()
                 }
                 asked = {k for k in kinds if set(k.split()) <= words}
                 mine = kind.strip().lower()
