@@ -2168,6 +2168,14 @@ def _not_the_same(request: ScoreRequest, call: ToolCall, given: str) -> list[str
     return sorted(out)
 
 
+# the fields of a listing that say what kind an option is
+_KIND_KEY = re.compile(
+    r"(?:^|_)(?:cuisine|type|category|kind|class|style|transmission|fuel|diet|dietary|cabin|board|genre|format|"
+    r"material|gearbox|drive|energy|level)(?:$|_)",
+    re.IGNORECASE,
+)
+
+
 def _unmet_condition(request: ScoreRequest, call: ToolCall, given: str) -> str:
     """The option a booking or an order takes whose kind is not the one the user asked for, where a listing says.
 
@@ -2191,12 +2199,16 @@ def _unmet_condition(request: ScoreRequest, call: ToolCall, given: str) -> str:
             if len(chosen) != 1:
                 continue
             for key, kind in chosen[0].items():
-                if not isinstance(kind, str) or " ".join(kind.lower().split()) in values:
+                if _KIND_KEY.search(str(key)) is None or not isinstance(kind, str):
+                    continue  # only fields that name a kind: an airport or a date is where and when, not what
+                if " ".join(kind.lower().split()) in values:
                     continue  # a field that says which option it is
                 kinds = {
                     k.strip().lower()
                     for r in records
-                    if isinstance(k := r.get(key), str) and 0 < len(k.split()) <= 2 and k.strip()
+                    if isinstance(k := r.get(key), str)
+                    and 0 < len(k.split()) <= 2
+                    and re.fullmatch(r"[A-Za-z -]{4,}", k)
                 }
                 asked = {k for k in kinds if set(k.split()) <= words}
                 mine = kind.strip().lower()
