@@ -354,7 +354,7 @@ def parse_records(content: str) -> Any:
     try:
         parsed = json.loads(content)
     except ValueError:
-        if len(content) > 20_000:
+        if len(content) > _YAML_LIMIT:
             return None
         if content.lstrip()[:2] in {"[{", "{'", "['"}:
             # a Python literal as some tools print their records: "[{'sku': 'HP-305XL-BK', 'qty': 2}]" (set N)
@@ -366,12 +366,16 @@ def parse_records(content: str) -> Any:
             return None  # a line of prose with a colon ("Order A-77 placed: 2 x ...") is no record
         else:
             try:
-                parsed = yaml.safe_load(content)
+                parsed = yaml.load(content, Loader=_YAML_LOADER)  # a safe loader (C or Python), never the full one
             except yaml.YAMLError:
                 return None
     return parsed if isinstance(parsed, Mapping | list) else None
 
 
+# libyaml's safe loader where PyYAML has it (a 20,000-character listing in 11 ms here, 92 ms in pure Python); the
+# pure one reads smaller outputs only, so that no output costs a step more than a few milliseconds
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_YAML_LIMIT = 20_000 if hasattr(yaml, "CSafeLoader") else 4_000
 _YAML_LINE = re.compile(r"^\s*(?:- )?[\w.-]{1,40}:(?:\s|$)", re.MULTILINE)
 
 
