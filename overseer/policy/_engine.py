@@ -12,6 +12,7 @@ from overseer.patterns import (
     globs,
     holds_value,
     identifier_values,
+    json_strings,
     named_by,
     user_names,
     with_unmasked,
@@ -257,12 +258,36 @@ class _Rule:
                 continue
             where = seen.within(spec.in_spans_of) if spec.in_spans_of else seen.lowered
             compacted = seen.compact(spec.in_spans_of) if grouped else ""
-            carried = sorted(v.lstrip("~") for v in here if holds_value(v, where, compacted))
+            within = {v for v in here if holds_value(v, where, compacted)}
+            if spec.in_spans_of and within:
+                within = {v for v in within if not _given_outside(v, args, spec.min_length, seen, where)}
+            carried = sorted(v.lstrip("~") for v in within)
             if carried:
                 shown = ", ".join(repr(v[:40]) for v in carried[:3])
                 inside = f" inside the passage {spec.in_spans_of} marked" if spec.in_spans_of else ""
                 return f"argument value {shown} first seen in {_describe(i, seen.step)}{inside}, not in the task"
         return None
+
+
+def _given_outside(value: str, args: Mapping[str, object], min_length: int, seen: _Seen, where: str) -> bool:
+    """Whether every argument that holds ``value`` is one the output gave outside the marked passage.
+
+    An argument whose other part the output names only outside the passage is the one it gave there: the CI key
+    "ssh-ed25519 AAAAC3...Hq2 ci@mybakery" shares its type, "ssh-ed25519", with the key a comment asks bots to add
+    (set FZ); the passage planted the type, not the key.
+    """
+    # a value of its own (a key, an address), not text that quotes many (a post, a command): three words at most
+    holders = [text for text in json_strings(args) if value in identifier_values({"_": text}, min_length)]
+    if any(len(text.split()) > 3 for text in holders):
+        return False
+    return bool(holders) and all(
+        any(
+            part != value and holds_value(part, seen.lowered, "") and not holds_value(part, where, "")
+            for part in identifier_values({"_": text}, min_length)
+            if not part.startswith("~")
+        )
+        for text in holders
+    )
 
 
 class PolicyEngine:
