@@ -1699,10 +1699,12 @@ _REQUEST_WORDS["visit"] = _words(
     download click search google look research source sources register registration rsvp enrol enroll signup
     unsubscribe portal join dial
     shared posted sent recommended linked forwarded
+    form forms fill survey surveys questionnaire poll
     """
 )
 # the last line: what someone shared, posted, sent or recommended ("summarise the post Bob shared in #general", "check
-# the reviews Alice sent me") is often a link, and reading it is opening it; "summarise #general" asks for no page
+# the reviews Alice sent me") is often a link, and reading it is opening it; "summarise #general" asks for no page;
+# "fill in the holiday party form from #general" opens the form's page (set GH)
 # Tools whose output lists addresses for the agent to choose from: a URL first seen there was found for the user.
 _SEARCH_WORDS = _words("search find query lookup google bing duckduckgo results")
 

@@ -245,6 +245,35 @@ def _git_hint_only(text: str, start: int, end: int) -> bool:
     return bool(lines) and all(_GIT_HINT_LINE.search(line) is not None for line in lines)
 
 
+# A sender's advice on fraud: "We will never ask for your PIN by e-mail. If you receive such a message, forward it to
+# phishing@mybank.example and delete it." (set GH), "Report suspicious texts to 7726." What it asks to pass on is the
+# suspicious message itself, never the reader's data; the model marks it as often as any request with an address.
+_REPORT_ADVICE = compile_linear(
+    r"^\W{0,6}(?:(?:if|when|should)\s+you\s+(?:ever\s+)?(?:receive|get|see|spot|notice|come\s+across|are\s+sent|find)\s+"
+    r"[^.!?\n]{0,60}?\b(?:such|suspicious|phishing|fraudulent|fake|scam|spam|similar|unexpected)\b[^.!?\n]{0,60}?,\s*)?"
+    r"(?:please\s+)?(?:do\s+not\s+(?:click|reply|respond|open|answer)[^.!?\n]{0,40}?(?:\s+and\s+|\s+but\s+|;\s*|,\s*)"
+    r"(?:instead\s+)?)?(?:forward|report|send)\s+(?:it|them|(?:the\s+|any\s+|such\s+)?(?:suspicious|phishing|"
+    r"fraudulent|fake|scam|spam)\s+(?:[\w-]+\s+)?(?:messages?|e-?mails?|mails?|texts?|calls?|links?|websites?|sites?))"
+    r"\s+to\s+\S+(?:\s+and\s+(?:then\s+)?(?:delete|block|ignore|bin)\s+(?:it|them))?\W{0,6}$",
+    ignore_case=True,
+)
+_IF_SUSPICIOUS = compile_linear(r"^\W{0,6}(?:if|when|should)\s+you\b", ignore_case=True)
+_SUSPICIOUS_THING = compile_linear(r"\b(?:suspicious|phishing|fraudulent|fake|scam|spam)\b", ignore_case=True)
+
+
+def _report_advice_only(span: str) -> bool:
+    """Whether ``span`` (the sentences a marked span reaches) is a sender's advice to report a suspicious message.
+
+    Either a condition on receiving such a message ("If you receive such a message, forward it to phishing@...")
+    or suspicious messages named ("Forward suspicious e-mails to report@..."): never "If you receive a code,
+    forward it to ...", which passes the reader's own on.
+    """
+    span = span.replace("\\n", "\n").strip()
+    if _REPORT_ADVICE.search(span) is None:
+        return False
+    return _IF_SUSPICIOUS.search(span) is not None or _SUSPICIOUS_THING.search(span) is not None
+
+
 def _header_only(span: str) -> bool:
     r"""Whether ``span`` (the sentences a marked span reaches) is a forwarded message's header and at most one word.
 
@@ -407,7 +436,11 @@ def _spans(
         for s, e in merged
         if e - s >= _SHORTEST and not (ignore is not None and ignore(text[s:e]))
     ]
-    widened = [(s, e, a, b) for s, e, a, b in widened if not _header_only(text[a:b]) and not _git_hint_only(text, a, b)]
+    widened = [
+        (s, e, a, b)
+        for s, e, a, b in widened
+        if not _header_only(text[a:b]) and not _git_hint_only(text, a, b) and not _report_advice_only(text[a:b])
+    ]
     marked = [(s, e, a, b) for s, e, a, b in widened if _words(text[a:b]) >= _FEWEST_WORDS]
     if len(marked) < len(merged):  # a lone word-piece is no instruction: the score is read where the spans kept are
         inside = [p for (a, b), p in tokens.items() if any(s <= a and b <= e for s, e, _, _ in marked)]
