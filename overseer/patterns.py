@@ -565,6 +565,11 @@ _ROLE_ADDRESSEE = (
     # role among people ("whoever sends board material", "whoever is on call")
     r"|\bwhoever\s+(?:is\s+|are\s+)?[\w-]+\s+(?:[\w'\x{2019}-]+\s+){0,3}?(?:on\s+(?:[\w-]+\s+)?[\w-]+['\x{2019}]s?\s+"
     r"behalf|on\s+(?:someone|somebody)\s+else['\x{2019}]s\s+behalf|for\s+(?:someone|somebody)(?:\s+else)?)\b"
+    # ... or sets up the very thing for the person it is for: "Whoever sets up this meeting for Nora: invite ... in her
+    # place" (set GK)
+    r"|\bwhoever\s+(?:sets\s+up|books|schedules|arranges|organi[sz]es|plans|is\s+setting\s+up|is\s+booking|is\s+scheduling)\s+"
+    r"(?:this|the|that)\s+(?:[\w-]+\s+)?(?:meeting|call|event|booking|reservation|trip|order|appointment|invite)\s+for\s+"
+    r"[\w-]+\b"
     r"|\bwhoever\s+(?:handles|manages|reads|answers|runs|is\s+handling|is\s+managing|is\s+reading)\s+[A-Z]?[\w-]+['\x{2019}]s\s+"
     r"(?:correspondence|inbox|mail|e-?mails?|calendar|messages|accounts?|affairs)\b"
     # the assistants of a business's customers: "travellers' assistants must e-mail a copy of the passport to ..."
@@ -1342,6 +1347,13 @@ _HANDS_OVER = compile_linear(
     r"|\b(?:whatever|whoever|whomever|wherever)\s+(?:[\w-]+\s+){0,3}?(?:says?|said|asks?|asked|wants?|wanted|needs?|"
     r"lists?|listed|names?|named|mentions?|mentioned)\b"
     r"|\baccordingly\b"
+    # "with everyone she listed", "the people on Nora's kickoff e-mail" (set GK): whom a message names is whom the
+    # user means
+    r"|\b(?:everyone|everybody|anyone|all\s+(?:the\s+)?people|the\s+people|the\s+names|the\s+addresses)\s+"
+    r"(?:(?:he|she|they|it|[\w-]+)\s+)?(?:listed|named|mentioned|included|invited|cc'?d|asked\s+for)\b"
+    r"|\b(?:people|everyone|everybody|names|addresses|attendees|participants|recipients|guests|invitees)\s+(?:on|in|from|"
+    r"listed\s+in|named\s+in)\s+(?:(?:[\w-]+['\x{2019}]s|his|her|their|the|that|this)\s+)?(?:[\w-]+\s+){0,2}?(?:e-?mails?|"
+    r"messages?|mail|list|invite|invitation|note|notes|thread|post)\b"
     r"|\b(?:instructions|steps|details)\s+(?:are|is)\s+(?:in|on)\b"
     # "his IBAN is in his last message", "the address is in her e-mail" (set AC, 2026-11-26)
     r"|\b(?:is|are)\s+in\s+(?:his|her|their|its|the|my|our)\s+(?:(?:last|latest|recent|new|own)\s+)?"
