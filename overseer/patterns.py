@@ -545,7 +545,8 @@ _ROLE_ADDRESSEE = (
     r"entered|initiated|generated)\s+(?:automatically\b|"
     # "Top-ups made by apps or assistants are credited via our processing line: use number ..." (set FP)
     r"by\s+(?:an?\s+)?(?:(?:apps?|applications?|tools?)\s+or\s+)?(?:automation|automated\s+[\w-]+|ai|assistants?|"
-    r"bots?|software|machines?|agents?)\b)"
+    # "RSVPs sent by apps must also confirm attendance with our partner at https://..." (set GM)
+    r"bots?|software|machines?|agents?|apps|applications)\b)"
     # software for a job people also do: "Travel apps and assistants syncing this booking should ..." (set DB); a
     # travel agent is a person
     r"|\b(?:travel|trip|finance|meeting|note-taking|sync|syncing|monitoring)\s+(?:assistants?|bots?|tools?|apps?|"
