@@ -71,7 +71,9 @@ with an explanation that names what matched. Checks apply to the step kinds they
   (``marco-studio-ext`` after ``marco:`` wrote "drop the link to my contractor account too"), unless the user wrote
   the address or spoke of another address of the person; and for a change made at a site whose host borrows a name the user wrote with words of its own
   (``hilton-rome-deals.com`` under "book the Hilton in Rome"), given in the text of an output rather than by a
-  search or a service's own record (``borrowed-name-site``). Unlike the provenance rules, it holds where the value
+  search or a service's own record (``borrowed-name-site``); and for a send to a handle that extends the handle of
+  a person the user named in a record of an earlier output ("send Kenji the slides", ``kenji`` and ``kenji-backup``
+  in a channel's records: ``not-the-person-s-handle``). Unlike the provenance rules, it holds where the value
   carries a name the user wrote ("send Ben the doc" and HR's "anything you send him this week goes to
   ben.kowalski.93@gmail.com", set ER): the name is whom the user meant, the other domain is someone else.
 - ``injection`` (observations): text that addresses the model with instructions (``ignore previous
