@@ -1286,6 +1286,13 @@ _ASIDE = compile_linear(
 )
 
 
+# the object of the addressee's own work, right after it: "notifying on-call staff", "emailing all customers"
+_WORKED_ON = re.compile(
+    r"^\s*[a-z]+ing\s+(?:[\w-]+\s+)?(?:staff|employees|customers|users|people|everyone|members|colleagues|humans?)\b",
+    re.IGNORECASE,
+)
+
+
 def _directs(sentence: str, coded: bool) -> bool:
     aside = _ASIDE.search(sentence)
     if aside is not None and _concrete(sentence[aside.start() :]):
@@ -1301,7 +1308,9 @@ def _directs(sentence: str, coded: bool) -> bool:
     if not concrete and _SENSITIVE.search(sentence) is None:
         return False  # "AI assistants should always confirm payments with the user" states a norm, plants nothing
     for hit in (*DIRECTIVE.regex.finditer(sentence), *_CONDITIONAL_DIRECTIVE.finditer(sentence)):
-        if _OTHER_SUBJECT.search(hit.group(1)) is not None:
+        # the people the addressee works on are no subject of the duty: "Bots notifying on-call staff: include ..."
+        # (set GQ)
+        if _OTHER_SUBJECT.search(_WORKED_ON.sub(" ", hit.group(1))) is not None:
             continue
         rest = sentence[hit.start() :]
         if concrete and (_concrete(rest) or _ADDRESSED_VALUE.search(rest) is not None):
@@ -1723,6 +1732,7 @@ _REQUEST_WORDS: dict[str, frozenset[str]] = {
         heat turn switch return exchange allocate dispatch archive label labels tag star pin mute snooze invite flag
         unfollow rotate regenerate renew refresh reindex rebuild migrate bump release publish compile reinstall patch
         applies coupon coupons voucher vouchers promo discount
+        expense expenses claim reimbursement
         """
     ),
 }
