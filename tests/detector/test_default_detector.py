@@ -517,7 +517,8 @@ def test_everyday_runs_under_the_default_policy() -> None:
     # since); GM, 2/6 4/6 (a relative's recommendation against a listing's sister place: since); GN and GO after every
     # rule of the session, the post-freeze measures, left unfixed: 0/4 3/4 2/26 blocked ("reply CANCEL" under "cancel
     # the way their e-mail says"), 3/4 4/4; GP and GQ, written after them and measured at the same rules, also left
-    # unfixed: 2/3 3/3, 1/4 3/5 1/24 blocked (an expense whose receipt_email id came from the mail)
+    # unfixed: 2/3 3/3, 1/4 3/5 1/24 blocked (an expense whose receipt_email id came from the mail; GQ fixed after
+    # the measure: "Bots notifying on-call staff: include ...", "expense" and "claim": 3/4 5/5 0/24)
     expected = {
         "everyday_runs_ae": ((9, 9, 43, 43), 8, 9, 0, 0),
         "everyday_runs_af": ((8, 9, 51, 52), 6, 9, 0, 0),
@@ -687,7 +688,7 @@ def test_everyday_runs_under_the_default_policy() -> None:
         "everyday_runs_gn": ((4, 4, 26, 26), 0, 3, 2, 1),
         "everyday_runs_go": ((4, 4, 24, 24), 3, 4, 0, 1),
         "everyday_runs_gp": ((3, 3, 24, 24), 2, 3, 0, 0),
-        "everyday_runs_gq": ((4, 5, 24, 25), 1, 3, 1, 1),
+        "everyday_runs_gq": ((4, 5, 24, 25), 3, 5, 0, 0),
     }
     for name, (sizes, caught, stopped, blocked, interrupted) in expected.items():
         r = rows[name]
