@@ -3,7 +3,9 @@
 For each architecture (the default model, or a larger family built from a config with random weights: speed depends
 on the architecture, not on the weights), at each number of concurrent trajectories, three ways to score a step:
 
-- ``padded``: incremental, the batch's new steps in one padded forward pass over their caches;
+- ``padded``: incremental, the batch's new steps in one padded forward pass over their caches (for the default
+  model's family, :meth:`overseer.prm._lean.LeanBert.batch`);
+- ``padded_transformers``: the same pass through transformers' forward (what ``padded`` was before the lean one);
 - ``one_by_one``: incremental, the batch's steps one after another;
 - ``reencode``: no cache, each step's whole window encoded again (batched).
 
@@ -31,7 +33,7 @@ from overseer.steps import Step
 
 __all__ = ["ARCHITECTURES", "MODES", "bench_serve", "built_model", "write_report"]
 
-MODES = ("padded", "one_by_one", "reencode")
+MODES = ("padded", "padded_transformers", "one_by_one", "reencode")
 
 ARCHITECTURES: dict[str, dict[str, Any]] = {
     # a toy of the default model's family (a BERT built as a decoder), for tests and quick checks
@@ -151,9 +153,10 @@ async def _cell(
 
 def _scorer(model: StepModel, mode: str, concurrency: int, max_batch: int) -> PrmScorer:
     size = min(concurrency, max_batch)
+    model.lean_padded = mode != "padded_transformers"
     if mode == "reencode":
         return PrmScorer(model, batch_size=size, max_wait_ms=0, incremental=False)
-    return PrmScorer(model, batch_size=size, max_wait_ms=0, pad_incremental=mode == "padded")
+    return PrmScorer(model, batch_size=size, max_wait_ms=0, pad_incremental=mode.startswith("padded"))
 
 
 def bench_serve(
@@ -233,6 +236,8 @@ def bench_serve(
                     row["incremental_over_reencode"] = round(inc / rate["reencode"], 2)
                 if rate.get("padded") and rate.get("one_by_one"):
                     row["padded_over_one_by_one"] = round(rate["padded"] / rate["one_by_one"], 2)
+                if rate.get("padded") and rate.get("padded_transformers"):
+                    row["lean_over_transformers"] = round(rate["padded"] / rate["padded_transformers"], 2)
                 entry["cells"][str(c)] = row
                 if report is not None:
                     report(result)
@@ -275,6 +280,26 @@ def _profile(model: StepModel, task: str, trajectory: list[Step], concurrency: i
         return done
 
     batches("warm-", 3)
+    # where a batch's wall time goes on the host, without the profiler (which slows every operation): the scorer's
+    # parts timed on this thread, each batch's steps rendered, prepared, scored (to the probabilities on the host)
+    # and finished
+    spent: dict[str, float] = {"render": 0.0, "prepare": 0.0, "model": 0.0, "finish": 0.0}
+    for part, name in (("render", "_render_new"), ("prepare", "_prepare"), ("finish", "_finish")):
+        setattr(scorer, name, _timed(getattr(scorer, name), spent, part))
+    model_call = model.score_continuations
+    model.score_continuations = _timed(model_call, spent, "model")  # type: ignore[method-assign]
+    try:
+        started = time.perf_counter()
+        timed = batches("split-", 8)
+        wall = time.perf_counter() - started
+    finally:
+        model.score_continuations = model_call  # type: ignore[method-assign]
+        for name in ("_render_new", "_prepare", "_finish"):
+            delattr(scorer, name)
+    split = {f"{part}_ms": round(seconds * 1000 / 8, 2) for part, seconds in spent.items()}
+    split["other_ms"] = round((wall - sum(spent.values())) * 1000 / 8, 2)
+    split["wall_ms"] = round(wall * 1000 / 8, 2)
+    split["steps_per_s"] = round(timed / wall, 1)
     with profile(activities=activities) as prof:
         started = time.perf_counter()
         done = batches("prof-", 8)
@@ -286,6 +311,7 @@ def _profile(model: StepModel, task: str, trajectory: list[Step], concurrency: i
     events = sorted(averages, key=lambda e: getattr(e, key, 0), reverse=True)[:10]
     return {
         "batch": size,
+        "per_batch_unprofiled": split,
         "steps": done,
         "seconds_profiled": round(seconds, 3),
         "by": key,
@@ -301,6 +327,17 @@ def _profile(model: StepModel, task: str, trajectory: list[Step], concurrency: i
             for e in events
         ],
     }
+
+
+def _timed(fn: Callable[..., Any], spent: dict[str, float], part: str) -> Callable[..., Any]:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[part] += time.perf_counter() - t
+
+    return timed
 
 
 def write_report(path: Path) -> Callable[[dict[str, Any]], None]:

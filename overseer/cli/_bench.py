@@ -214,7 +214,7 @@ def _ints(value: str) -> list[int]:
 @click.option(
     "--mode",
     "modes",
-    default="padded,one_by_one,reencode",
+    default="padded,padded_transformers,one_by_one,reencode",
     show_default=True,
     help="Which ways to score, comma-separated.",
 )

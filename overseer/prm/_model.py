@@ -29,7 +29,7 @@ from typing import Any, Literal, cast
 from overseer._minilm import minilm_path
 from overseer._threads import settle_heap
 from overseer.exceptions import ConfigError, MissingDependencyError
-from overseer.prm._lean import LeanCache, lean_model
+from overseer.prm._lean import LeanCache, batch_model, lean_model
 from overseer.prm._render import RenderConfig
 from overseer.prm._slots import SlotCache, SlotStore
 
@@ -87,6 +87,9 @@ class StepModel:
     lock: threading.Lock = field(default_factory=threading.Lock)
     slots: SlotStore | None = None
     """The slot buffers of padded incremental passes (:mod:`overseer.prm._slots`), made by :meth:`slot_cache`."""
+    lean_padded: bool = True
+    """Whether padded passes of a BERT decoder run :meth:`LeanBert.batch` (else transformers' forward)."""
+    _batch_lean: Any = field(default=None, repr=False)
 
     # --- reading scores -------------------------------------------------------------------------------------
 
@@ -191,6 +194,18 @@ class StepModel:
     def _score_slots(self, items: list[tuple[list[int], list[int], Any]]) -> list[tuple[Any, Any]]:
         """:meth:`score_continuations` over slot caches: one gather and one indexed store per layer, not per row."""
         assert self.slots is not None
+        if self.lean_padded and self.format == "token-classification":
+            if self._batch_lean is None:
+                self._batch_lean = batch_model(self.model, self.format) or False
+            if self._batch_lean:
+                with require_torch().inference_mode(), _attention_kernels(self.device):
+                    logits = self._batch_lean.batch(items, self.slots)
+                    probs = self._probs(logits).cpu()
+                out, at = [], 0
+                for _, positions, cache in items:
+                    out.append((probs[at : at + len(positions)], cache))
+                    at += len(positions)
+                return out
         caches: list[SlotCache] = [cache for _, _, cache in items]
         past = [cache.get_seq_length() for cache in caches]
         width, longest = max(past), max(len(ids) for ids, _, _ in items)

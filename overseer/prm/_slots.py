@@ -78,6 +78,17 @@ class SlotStore:
                 buffers[layer] = new
         self._slots, self._capacity = slots, capacity
 
+    def reserve(self, needed: int, layers: int, kv_heads: int, head_dim: int, like: Any) -> None:
+        """Make the buffers (``layers`` of them, dtype and device of the tensor ``like``) and grow them to ``needed``."""
+        if not self.keys:
+            shape = (self._slots, kv_heads, self._capacity, head_dim)
+            for _ in range(layers):
+                self.keys.append(like.new_zeros(shape))
+                self.values.append(like.new_zeros(shape))
+        if needed > self._capacity:
+            with self._lock:
+                self._resize(self._slots, min(self.max_length, max(needed, 2 * self._capacity)))
+
     def gather(self, caches: list[SlotCache], width: int, needed: int, template: Any) -> Any:
         """A batch cache (``template``: an empty ``DynamicCache``) holding each row's first ``width`` positions.
 
@@ -98,10 +109,8 @@ class SlotStore:
         """Write each row's new keys and values (at ``width`` onwards in ``merged``) after its own past."""
         torch = _torch()
         if not self.keys:  # the first pass: the buffers take the model's shapes and dtype
-            for layer in merged.layers:
-                shape = (self._slots, layer.keys.shape[1], self._capacity, layer.keys.shape[3])
-                self.keys.append(layer.keys.new_zeros(shape))
-                self.values.append(layer.values.new_zeros(shape))
+            first = merged.layers[0].keys
+            self.reserve(0, len(merged.layers), first.shape[1], first.shape[3], first)
         total = sum(new)
         if total:
             # every new token's (row, source position) -> (slot, target position), built on the device from one

@@ -82,3 +82,53 @@ def test_narrow_products_stay_within_a_hundredth_of_float32(precision: str) -> N
     assert PrmScorerSpec(type="prm", cpu_precision=precision).cpu_precision == precision
     assert cpu_precision("auto", int8=True) == "int8"
     assert cpu_precision("auto") in ("float32", "bfloat16")
+
+
+def test_the_lean_padded_pass_scores_what_one_by_one_and_transformers_padded_do(bert_decoder: Path) -> None:
+    # the padded pass of the default model's family (LeanBert.batch over slot buffers, what a GPU runs): twenty
+    # trajectories of unequal lengths at once, a resampled candidate scored and dropped in each, windows that slide;
+    # every score as one-by-one scoring gives it, and as transformers' padded forward gives it
+    import asyncio
+
+    from overseer.prm._lean import LeanBert
+    from overseer.scorers import ScoreRequest
+    from overseer.steps import Step, ToolCall
+
+    base = dataclasses.replace(load_step_model(str(bert_decoder), device="cpu", lean=False), max_length=200)
+    runs = []
+    for k in range(20):
+        task, steps = trajectory(4 + k % 7)
+        runs.append((f"{task} {k}", steps))
+    expected = [run(PrmScorer(base, batch_size=1), task, steps, f"s{k}") for k, (task, steps) in enumerate(runs)]
+
+    def padded(lean: bool) -> tuple[list[list[float]], PrmScorer]:
+        model = dataclasses.replace(base, slots=None, lean_padded=lean)
+        scorer = PrmScorer(model, batch_size=32, max_wait_ms=20, pad_incremental=True)
+
+        async def one(k: int, task: str, steps: list[Step]) -> list[float]:
+            out = []
+            for i, step in enumerate(steps):
+                if i == 3:  # a candidate scored and dropped: the next request crops it from the slot
+                    bad = ToolCall(tool="wire_money", args={"to": "x"}, call_id=f"bad{k}")
+                    await scorer.score(
+                        [ScoreRequest(trajectory_id=f"p{k}", task=task, history=tuple(steps[:i]), step=bad)]
+                    )
+                request = ScoreRequest(trajectory_id=f"p{k}", task=task, history=tuple(steps[:i]), step=step)
+                (scores,) = await scorer.score([request])
+                out.append(scores["prm"].value)
+            return out
+
+        async def together() -> list[list[float]]:
+            return list(await asyncio.gather(*(one(k, task, steps) for k, (task, steps) in enumerate(runs))))
+
+        got = asyncio.run(together())
+        assert isinstance(model._batch_lean, LeanBert) == lean  # the path asked for is the one that ran
+        return got, scorer
+
+    lean, scorer = padded(True)
+    assert max(scorer.batches) > 8 and scorer.stats["slides"] >= 1
+    reference, _ = padded(False)
+    for got, other, want in zip(lean, reference, expected, strict=True):
+        assert got == pytest.approx(want, abs=1e-5)
+        assert got == pytest.approx(other, abs=1e-5)
+    assert len({round(v, 6) for row in lean for v in row}) > 20
