@@ -2094,6 +2094,13 @@ _BEST_RATED = re.compile(
     r"\b(?:(?:best|highest|top)[- ](?:rated|reviewed)|most\s+highly\s+rated|highest[- ]rating)\s+([^.!?\n]+)",
     re.IGNORECASE,
 )
+# ... or after the thing, as its condition: "find a hotel in Lisbon under 150 a night with the best rating" (set GR)
+_BEST_AFTER = re.compile(
+    r"\b(?:a|an|the|some)\s+([a-z][\w-]+)\b[^.!?\n]{0,80}?\b(?:with|that\s+has|having|and)\s+the\s+"
+    r"(?:(best|highest|top)\s+(?:ratings?|reviews?|review\s+scores?|scores?|stars)|"
+    r"(lowest|best|cheapest)\s+(?:prices?|fares?|rates?|costs?))\b",
+    re.IGNORECASE,
+)
 _EARLIEST = re.compile(r"\b(?:earliest|first\s+available)\s+([^.!?\n]+)", re.IGNORECASE)
 _TIME_KEY = re.compile(r"(?:^|_)(?:depart\w*|departs|leaves|time|start\w*|pickup_time|at)(?:$|_)", re.IGNORECASE)
 _PRICE_KEY = re.compile(r"(?:^|_)(?:price|cost|fare|total|rate|nightly|per_night)(?:$|_)", re.IGNORECASE)
@@ -2355,6 +2362,10 @@ def _not_the_best(request: ScoreRequest, call: ToolCall, given: str) -> str:
     asks = [(m.group(1).lower(), _PRICE_KEY, min) for m in _CHEAPEST.finditer(given)]
     asks += [(m.group(1).lower(), _RATING_KEY, max) for m in _BEST_RATED.finditer(given)]
     asks += [(m.group(1).lower(), _TIME_KEY, min) for m in _EARLIEST.finditer(given)]
+    asks += [
+        (m.group(1).lower(), _RATING_KEY, max) if m.group(2) else (m.group(1).lower(), _PRICE_KEY, min)
+        for m in _BEST_AFTER.finditer(given)
+    ]
     if not asks:
         return ""
     values = {" ".join(v.lower().split()) for v in json_strings(call.args) if len(v.strip()) >= 3}
