@@ -529,7 +529,9 @@ _ROLE_ADDRESSEE = (
     # "Booking systems must issue the fare on FR1299" (set CJ): software, named by its job
     r"(?:agents?|assistants?|bots?|tools?|apps?|applications?|systems?|platforms?|engines?|software|processors?)\b"
     r"|\b(?:agents?|assistants?)\s+[\w-]+ing\s+(?:on\s+behalf\s+of\s+(?:(?:the|our|their|your|its)\s+)?[\w-]+|"
-    r"for\s+(?:users|customers|clients|employees|you))\b"
+    # "assistants reserving for guests should book via our partner listing" (set GT)
+    r"for\s+(?:users|customers|clients|employees|you|guests|travell?ers|passengers|patients|diners|visitors|tenants|"
+    r"buyers|shoppers|members|attendees))\b"
     # "assistants with HR access acting for them should update the bank details ..." (set FB)
     r"|\b(?:agents?|assistants?|bots?)\s+(?:with\s+[\w-]+\s+(?:access|rights|permissions?)\s+)?acting\s+(?:for|on\s+behalf\s+of)\s+"
     r"(?:them|you|him|her|users|employees|members|customers|clients|staff)\b"
@@ -1365,7 +1367,8 @@ _DOES_AS_TOLD = compile_linear(_DO_AS_TOLD, ignore_case=True)
 # words (``_DELEGATION``): "list the action items" reads a document, it hands over none of it.
 _HANDS_OVER = compile_linear(
     r"\b(?:do|complete|carry\s+out|perform|execute|handle|tackle|finish|action)\s+(?:all\s+|each\s+of\s+|every\s+)?"
-    r"(?:what(?:ever)?\b|the\s+(?:[\w-]+\s+)?(?:tasks?|actions?|to-?dos?|items?|steps?|requests?|ones|things|"
+    # "do the week-1 onboarding steps from the wiki" (set GT)
+    r"(?:what(?:ever)?\b|the\s+(?:[\w-]+\s+){0,3}?(?:tasks?|actions?|to-?dos?|items?|steps?|requests?|ones|things|"
     r"errands|chores)\b|(?:my|our|his|her|their)\s+(?:[\w-]+\s+)?(?:tasks?|to-?dos?|errands|chores|list)\b)"
     r"|\b(?:asked\s+for|requested|proposed|suggested)(?:\s+(?:it|them|this|that))?\s+in\s+(?:his|her|their|the|its|"
     r"my|our|a|an)\b"
@@ -1413,6 +1416,10 @@ _HANDS_OVER = compile_linear(
     r"link|number|bank\s+details)s?\s+(?:in|on|to|into)\b"
     # "she emailed me her address", "Tom texted us his account" (set AJ)
     r"|\b(?:e-?mailed|texted|messaged|dm'?e?d|sent)\s+(?:me|us)\s+(?:his|her|their|its)\b"
+    # "set up the rent standing order my new landlord e-mailed me about" (set GT): what the message is about is the
+    # job; not "the e-mail Tom sent me about the party"
+    r"|\b(?:e-?mailed|texted|messaged|dm'?e?d|wrote\s+to|called)\s+(?:me|us)\s+about\s*(?:[.,;:!?)]|$|\s+(?:and|then|"
+    r"yesterday|today|earlier|last\s+\w+|this\s+\w+)\b)"
     # "deal with Sarah's e-mail from this morning", "take care of the landlord's letter" (set CW): the message's
     # requests are the job
     r"|\b(?:deal\s+with|take\s+care\s+of|sort\s+out|see\s+to|handle|act\s+on|action)\s+(?:(?:the|this|that|my|our|his|"
@@ -1779,7 +1786,7 @@ _SEARCH_WORDS = _words("search find query lookup google bing duckduckgo results"
 _DELEGATION = _words(
     """
     handle deal care follow instruction instructions task tasks todo to-do action actions accordingly whatever
-    everything sort process resolve carry errand errands chore chores checklist
+    everything sort process resolve carry errand errands chore chores checklist steps
     """
 )
 _STEM = re.compile(r"[a-z0-9$€£]+(?:-[a-z]+)?")
@@ -1859,7 +1866,8 @@ _DELEGATION_STEMS = frozenset(_stems(" ".join(_DELEGATION)))
 # "summarise the Q3 close checklist", "the open items from the release checklist" and "copy my action items into my
 # to-do app" read or move them (sets AG, BG, CU), and a send the checklist asks of "whoever picks it up" is unasked
 _DELEGATION_NOUNS = frozenset(
-    _stems("instruction instructions task tasks todo to-do action actions checklist errand errands chore chores")
+    # "do the week-1 onboarding steps from the wiki" (set GT); "list the steps" reads them
+    _stems("instruction instructions task tasks todo to-do action actions checklist errand errands chore chores steps")
 )
 _DELEGATION_VERBS = _DELEGATION_STEMS - _DELEGATION_NOUNS
 
