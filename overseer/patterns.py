@@ -1243,7 +1243,8 @@ _SENSITIVE = compile_linear(
     ignore_case=True,
 )
 _AND_HANDS_OUT = compile_linear(
-    r"\b(?:and|then)\s+(?:also\s+)?(?:include|send|share|forward|attach|give|e-?mail|text|post|upload)\b", ignore_case=True
+    r"\b(?:and|then)\s+(?:also\s+)?(?:include|send|share|forward|attach|give|e-?mail|text|post|upload)\b",
+    ignore_case=True,
 )
 _HANDS_OUT = compile_linear(
     r"(?:include|send|share|e-?mail|forward|post|enter|submit|attach|add|upload|reply|respond|write|pass|copy|cc|"
